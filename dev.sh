@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# lit-sb3 developer entry point. Sets itself up on a fresh machine (Python 3.11 + pip), then:
+#   bash dev.sh train [lit-sb3 train options]   train (PPO on CartPole-v1 by default) and evaluate
+#   bash dev.sh test  [pytest options]          run the whole test suite (core and every plugin)
+#   bash dev.sh bench [benchmark options]       lit-sb3 beside Stable-Baselines3
+# Everything is installed into .venv/ inside this folder.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+VENV=.venv
+PY="$VENV/bin/python"
+PLUGINS=(plugins/lit-sb3-*)
+
+setup() {
+    if [ ! -x "$PY" ]; then
+        python3 -m venv "$VENV"
+        "$PY" -m pip install --quiet --upgrade pip
+    fi
+    # torch first, keeping one that is already installed: a bare `torch` requirement would pull a
+    # multi-GB CUDA build, while torch==2.13.0 resolves to the CPU build on this machine's disk.
+    if ! "$PY" -c "import torch" >/dev/null 2>&1; then
+        "$PY" -m pip install --quiet "torch==2.13.0"
+    fi
+    # Re-install the project only when a pyproject changed (editable installs follow source edits).
+    local stamp="$VENV/.lit-sb3-installed" want
+    want=$(cat pyproject.toml plugins/*/pyproject.toml | sha256sum | cut -d' ' -f1)
+    if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+        local args=(-e ".[testing,benchmark]")
+        for plugin in "${PLUGINS[@]}"; do args+=(-e "$plugin"); done
+        "$PY" -m pip install --quiet "${args[@]}"
+        echo "$want" >"$stamp"
+    fi
+}
+
+command=${1:-train}
+shift || true
+setup
+case "$command" in
+    train) exec "$VENV/bin/lit-sb3" train "$@" ;;
+    test) exec "$PY" -m pytest "$@" ;;
+    bench) exec "$PY" benchmarks/run.py "$@" ;;
+    setup) ;;
+    *) echo "usage: bash dev.sh {train|test|bench|setup} [options]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,41 @@
+"""Compatibility facade: ``from lit_sb3 import PPO, RLTrainer, RLEnvDataModule, make_algo``.
+
+Everything :mod:`lit_sb3_core` exports is re-exported, and Stable-Baselines3 class names (``PPO``,
+``SAC``, ``MaskablePPO``, ...) resolve through the plugin registry. All of it is lazy (PEP 562): importing
+this package loads neither torch, lightning, gymnasium nor the plugins; a name loads on first use. A class
+whose plugin is not installed raises ``ImportError`` with the ``pip install`` line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lit_sb3_core
+from lit_sb3_core import __version__ as __version__
+from lit_sb3_core._names import SB3_CLASS_NAMES
+
+# Built from core's list so the two never drift apart; a test checks every name resolves.
+__all__ = [*lit_sb3_core.__all__, *SB3_CLASS_NAMES]  # noqa: PLE0604
+
+
+def __getattr__(name: str) -> Any:
+    if name in lit_sb3_core.__all__:
+        value = getattr(lit_sb3_core, name)
+        globals()[name] = value
+        return value
+    if name in SB3_CLASS_NAMES or name[:1].isupper():
+        from lit_sb3_core._registry import resolve_sb3_class_name
+        from lit_sb3_core.errors import MissingPluginError
+
+        try:
+            # Not cached: the registry caches the class, and stays the single source of truth.
+            return resolve_sb3_class_name(name)
+        except MissingPluginError as error:
+            if name in SB3_CLASS_NAMES:
+                raise
+            raise AttributeError(f"module 'lit_sb3' has no attribute {name!r}. {error}") from None
+    raise AttributeError(f"module 'lit_sb3' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(__all__))

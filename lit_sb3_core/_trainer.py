@@ -1,0 +1,454 @@
+"""``RLTrainer``: a ``lightning.Trainer`` whose ``max_steps`` is a budget of environment steps.
+
+Only Lightning's public API is used: the budget is enforced by the algorithm setting
+``trainer.should_stop``, evaluation runs through Lightning's own validate/test loops, and everything else
+is passed through to ``lightning.Trainer`` unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import numpy as np
+from lightning.pytorch.accelerators import Accelerator
+from lightning.pytorch.callbacks import Callback, ProgressBar
+from lightning.pytorch.loggers import Logger, TensorBoardLogger
+from lightning.pytorch.profilers import Profiler
+from lightning.pytorch.strategies import Strategy
+
+from lit_sb3_core._datamodule import RLEnvDataModule
+from lit_sb3_core._progress import RLProgressBar
+
+__all__ = ["RLTrainer"]
+
+EvalResult = list[Mapping[str, Any]]
+
+
+class _HideAdvertisingTips(logging.Filter):
+    """Lightning prints '💡 Tip: try litlogger/litmodels' on every run; RL users need neither."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("💡 Tip")
+
+
+logging.getLogger("lightning.pytorch.utilities.rank_zero").addFilter(_HideAdvertisingTips())
+
+# Warnings Lightning raises for a datamodule without validation data (normal here: the val env is
+# optional) and for a Lightning/torch API deprecation that users cannot act on.
+_EXPECTED_WARNINGS = (
+    r"Total length of .* across ranks is zero",
+    r".*isinstance\(treespec, LeafSpec\)",
+)
+
+
+@contextmanager
+def _expected_warnings_hidden() -> Iterator[None]:
+    with warnings.catch_warnings():
+        for message in _EXPECTED_WARNINGS:
+            warnings.filterwarnings("ignore", message=message)
+        yield
+
+
+def next_run_id(log_root: Path, run_name: str) -> int:
+    """1 + the largest N among ``<log_root>/<run_name>_<N>`` folders (1 when there are none)."""
+    pattern = re.compile(rf"^{re.escape(run_name)}_(\d+)$")
+    found = [int(m.group(1)) for p in log_root.glob(f"{run_name}_*") if (m := pattern.match(p.name))]
+    return max(found, default=0) + 1
+
+
+class RLTrainer(L.Trainer):
+    """A Lightning Trainer for reinforcement learning.
+
+    Every ``lightning.Trainer`` argument is accepted and passed through (precision, DDP strategies,
+    loggers, callbacks, profilers, ...). What differs:
+
+    Args:
+        max_steps: the budget in *environment steps*, summed over environments and ranks. Required.
+        rl_callback: a Lightning callback (or list) added to ``callbacks``: the place SB3-style callbacks go.
+        run_name: name of the default TensorBoard run, ``<default_root_dir>/lightning_logs/<run_name>_<N>``.
+        logger: ``None``/``True`` gives that TensorBoard logger; ``False`` disables logging.
+        max_epochs, min_epochs, min_steps: rejected; the step budget decides when training ends.
+        num_sanity_val_steps: defaults to 0 (a sanity evaluation would cost whole episodes).
+        enable_model_summary: defaults to False.
+    """
+
+    def __init__(
+        self,
+        max_steps: int,
+        rl_callback: Callback | list[Callback] | None = None,
+        run_name: str = "run",
+        *,
+        accelerator: str | Accelerator = "auto",
+        strategy: str | Strategy = "auto",
+        devices: list[int] | str | int = "auto",
+        num_nodes: int = 1,
+        precision: Any = None,
+        logger: Logger | Iterable[Logger] | bool | None = None,
+        callbacks: list[Callback] | Callback | None = None,
+        fast_dev_run: int | bool = False,
+        max_epochs: int | None = None,
+        min_epochs: int | None = None,
+        min_steps: int | None = None,
+        max_time: str | timedelta | dict[str, int] | None = None,
+        limit_train_batches: int | float | None = None,
+        limit_val_batches: int | float | None = None,
+        limit_test_batches: int | float | None = None,
+        limit_predict_batches: int | float | None = None,
+        overfit_batches: int | float = 0.0,
+        val_check_interval: int | float | str | timedelta | dict[str, int] | None = None,
+        check_val_every_n_epoch: int | None = 1,
+        num_sanity_val_steps: int | None = 0,
+        log_every_n_steps: int | None = None,
+        enable_checkpointing: bool | None = None,
+        enable_progress_bar: bool | None = None,
+        enable_model_summary: bool | None = False,
+        accumulate_grad_batches: int = 1,
+        gradient_clip_val: int | float | None = None,
+        gradient_clip_algorithm: str | None = None,
+        deterministic: bool | str | None = None,
+        benchmark: bool | None = None,
+        inference_mode: bool = True,
+        use_distributed_sampler: bool = True,
+        profiler: Profiler | str | None = None,
+        detect_anomaly: bool = False,
+        barebones: bool = False,
+        plugins: Any = None,
+        sync_batchnorm: bool = False,
+        reload_dataloaders_every_n_epochs: int = 0,
+        default_root_dir: str | Path | None = None,
+        enable_autolog_hparams: bool = True,
+        model_registry: str | None = None,
+    ) -> None:
+        self._check_budget_args(max_steps, max_epochs, min_epochs, min_steps)
+        self._rl_total_timesteps = int(max_steps)
+        self._rl_run_name = run_name
+        self._rl_last_num_timesteps = 0
+        root = Path(default_root_dir) if default_root_dir is not None else Path.cwd()
+        if logger is None or logger is True:
+            log_root = root / "lightning_logs"
+            logger = TensorBoardLogger(
+                save_dir=str(root),
+                name="lightning_logs",
+                version=f"{run_name}_{next_run_id(log_root, run_name)}",
+                default_hp_metric=False,
+            )
+        callback_list = _callback_list(callbacks) + _callback_list(rl_callback)
+        if enable_progress_bar is not False and not barebones:
+            if not any(isinstance(cb, ProgressBar) for cb in callback_list):
+                callback_list.append(RLProgressBar())
+        super().__init__(
+            accelerator=accelerator,
+            strategy=strategy,
+            devices=devices,
+            num_nodes=num_nodes,
+            precision=precision,
+            logger=logger,
+            callbacks=callback_list,
+            fast_dev_run=fast_dev_run,
+            max_epochs=-1,  # epochs are unbounded: the step budget (should_stop) ends the run
+            min_epochs=None,
+            max_steps=-1,
+            min_steps=None,
+            max_time=max_time,
+            limit_train_batches=limit_train_batches,
+            limit_val_batches=limit_val_batches,
+            limit_test_batches=limit_test_batches,
+            limit_predict_batches=limit_predict_batches,
+            overfit_batches=overfit_batches,
+            val_check_interval=val_check_interval,
+            check_val_every_n_epoch=check_val_every_n_epoch,
+            num_sanity_val_steps=num_sanity_val_steps,
+            log_every_n_steps=log_every_n_steps,
+            enable_checkpointing=enable_checkpointing,
+            enable_progress_bar=enable_progress_bar,
+            enable_model_summary=enable_model_summary,
+            accumulate_grad_batches=accumulate_grad_batches,
+            gradient_clip_val=gradient_clip_val,
+            gradient_clip_algorithm=gradient_clip_algorithm,
+            deterministic=deterministic,  # type: ignore[arg-type]
+            benchmark=benchmark,
+            inference_mode=inference_mode,
+            use_distributed_sampler=use_distributed_sampler,
+            profiler=profiler,
+            detect_anomaly=detect_anomaly,
+            barebones=barebones,
+            plugins=plugins,
+            sync_batchnorm=sync_batchnorm,
+            reload_dataloaders_every_n_epochs=reload_dataloaders_every_n_epochs,
+            default_root_dir=default_root_dir,
+            enable_autolog_hparams=enable_autolog_hparams,
+            model_registry=model_registry,
+        )
+
+    @staticmethod
+    def _check_budget_args(max_steps: Any, max_epochs: Any, min_epochs: Any, min_steps: Any) -> None:
+        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps <= 0:
+            raise ValueError(
+                f"RLTrainer(max_steps=...) is the number of environment steps to train for and must be a "
+                f"positive integer, got {max_steps!r}."
+            )
+        rejected = [
+            name
+            for name, value in (("max_epochs", max_epochs), ("min_epochs", min_epochs), ("min_steps", min_steps))
+            if value is not None
+        ]
+        if rejected:
+            raise ValueError(
+                f"RLTrainer does not take {', '.join(rejected)}: in reinforcement learning the run length is "
+                "a budget of environment steps, so set max_steps (environment steps) only."
+            )
+
+    # budget -------------------------------------------------------------------------------------------
+    @property
+    def rl_total_timesteps(self) -> int:
+        """The environment-step budget (``max_steps``)."""
+        return self._rl_total_timesteps
+
+    @property
+    def rl_num_timesteps(self) -> int:
+        """Environment steps taken so far by the attached algorithm (all ranks)."""
+        module = self.lightning_module
+        if module is not None and hasattr(module, "num_timesteps"):
+            self._rl_last_num_timesteps = int(module.num_timesteps)
+        return self._rl_last_num_timesteps
+
+    @property
+    def rl_progress(self) -> float:
+        """Fraction of the budget used, in [0, 1]."""
+        return min(1.0, self.rl_num_timesteps / self._rl_total_timesteps)
+
+    @property
+    def rl_budget_reached(self) -> bool:
+        return self.rl_num_timesteps >= self._rl_total_timesteps
+
+    @property
+    def run_name(self) -> str:
+        return self._rl_run_name
+
+    # stages -------------------------------------------------------------------------------------------
+    def fit(  # type: ignore[override]
+        self,
+        model: L.LightningModule,
+        train_dataloaders: Any = None,
+        val_dataloaders: Any = None,
+        datamodule: RLEnvDataModule | None = None,
+        ckpt_path: str | Path | None = None,
+        weights_only: bool | None = None,
+    ) -> L.LightningModule:
+        """Train ``model`` on ``datamodule``'s environments until ``max_steps`` environment steps.
+
+        Returns the model, for chaining.
+        """
+        _reject_dataloaders("fit", train_dataloaders=train_dataloaders, val_dataloaders=val_dataloaders)
+        datamodule = self._resolve_datamodule(model, datamodule, "fit")
+        with _expected_warnings_hidden():
+            super().fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=weights_only)
+        _ = self.rl_num_timesteps
+        return model
+
+    def validate(  # type: ignore[override]
+        self,
+        model: L.LightningModule | None = None,
+        dataloaders: Any = None,
+        ckpt_path: str | Path | None = None,
+        verbose: bool = True,
+        datamodule: RLEnvDataModule | None = None,
+        weights_only: bool | None = None,
+        *,
+        env: Any = None,
+        n_eval_episodes: int = 10,
+        deterministic: bool = True,
+        render: bool = False,
+        reward_threshold: float | None = None,
+        return_episode_rewards: bool = False,
+        use_masking: bool = False,
+    ) -> EvalResult:
+        """Evaluate for ``n_eval_episodes`` on the val env; returns ``[{"val/mean_reward": ..., ...}]``."""
+        return self._evaluate(
+            "validate", model, dataloaders, ckpt_path, verbose, datamodule, weights_only, env,
+            n_eval_episodes, deterministic, render, reward_threshold, return_episode_rewards, use_masking,
+        )  # fmt: skip
+
+    def test(  # type: ignore[override]
+        self,
+        model: L.LightningModule | None = None,
+        dataloaders: Any = None,
+        ckpt_path: str | Path | None = None,
+        verbose: bool = True,
+        datamodule: RLEnvDataModule | None = None,
+        weights_only: bool | None = None,
+        *,
+        env: Any = None,
+        n_eval_episodes: int = 10,
+        deterministic: bool = True,
+        render: bool = False,
+        reward_threshold: float | None = None,
+        return_episode_rewards: bool = False,
+        use_masking: bool = False,
+    ) -> EvalResult:
+        """Evaluate for ``n_eval_episodes`` on the test env; returns ``[{"test/mean_reward": ..., ...}]``."""
+        return self._evaluate(
+            "test", model, dataloaders, ckpt_path, verbose, datamodule, weights_only, env,
+            n_eval_episodes, deterministic, render, reward_threshold, return_episode_rewards, use_masking,
+        )  # fmt: skip
+
+    def predict(  # type: ignore[override]
+        self,
+        model: L.LightningModule | None = None,
+        dataloaders: Any = None,
+        datamodule: RLEnvDataModule | None = None,
+        return_predictions: bool | None = None,
+        ckpt_path: str | Path | None = None,
+        weights_only: bool | None = None,
+        *,
+        observation: Any = None,
+        state: Any = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = True,
+        env: Any = None,
+        action_masks: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, Any]:
+        """The policy's ``(actions, states)`` for ``observation`` (or for a reset of the predict env)."""
+        _reject_dataloaders("predict", dataloaders=dataloaders)
+        if return_predictions is False:
+            raise ValueError("RLTrainer.predict always returns the predictions; drop return_predictions=False.")
+        model = self._model_for(model, "predict")
+        if ckpt_path is not None:
+            model.load_state_dict(_read_checkpoint(ckpt_path, weights_only)["state_dict"])
+        if observation is None:
+            source = env if env is not None else (datamodule.get_env("predict") if datamodule else None)
+            if source is None:
+                raise ValueError("RLTrainer.predict needs observation=..., or env=/datamodule= to reset one.")
+            from lit_sb3_core._envs import make_vector_env
+
+            vec_env = make_vector_env(source, 1) if not hasattr(source, "num_envs") else source
+            observation, _ = vec_env.reset()
+        kwargs = {"action_masks": action_masks} if action_masks is not None else {}
+        return model.predict(  # type: ignore[operator]
+            observation, state=state, episode_start=episode_start, deterministic=deterministic, **kwargs
+        )
+
+    # helpers ------------------------------------------------------------------------------------------
+    def _model_for(self, model: L.LightningModule | None, stage: str) -> L.LightningModule:
+        resolved = model if model is not None else self.lightning_module
+        if resolved is None:
+            raise ValueError(f"RLTrainer.{stage}() needs a model: trainer.{stage}(model, ...).")
+        if not hasattr(resolved, "predict"):
+            raise TypeError(f"RLTrainer.{stage}() expects a lit-sb3 algorithm, got {type(resolved).__name__}.")
+        return resolved
+
+    @staticmethod
+    def _resolve_datamodule(model: Any, datamodule: Any, stage: str) -> RLEnvDataModule:
+        if datamodule is None:
+            source = getattr(model, "_env_source", None)
+            if source is None:
+                raise TypeError(
+                    f"RLTrainer.{stage}() needs the environment: pass datamodule=RLEnvDataModule(train_env=...)."
+                )
+            return source if isinstance(source, RLEnvDataModule) else RLEnvDataModule(train_env=source)
+        if not isinstance(datamodule, RLEnvDataModule):
+            raise TypeError(
+                f"RLTrainer.{stage}() expects an RLEnvDataModule, got {type(datamodule).__name__}: "
+                "environments replace datasets in reinforcement learning."
+            )
+        return datamodule
+
+    def _evaluate(
+        self,
+        stage: str,
+        model: L.LightningModule | None,
+        dataloaders: Any,
+        ckpt_path: str | Path | None,
+        verbose: bool,
+        datamodule: RLEnvDataModule | None,
+        weights_only: bool | None,
+        env: Any,
+        n_eval_episodes: int,
+        deterministic: bool,
+        render: bool,
+        reward_threshold: float | None,
+        return_episode_rewards: bool,
+        use_masking: bool,
+    ) -> EvalResult:
+        _reject_dataloaders(stage, dataloaders=dataloaders)
+        if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
+            raise ValueError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
+        model = self._model_for(model, stage)
+        if env is not None:
+            key = "val_env" if stage == "validate" else "test_env"
+            datamodule = RLEnvDataModule(**{key: env}, seed=getattr(datamodule, "seed", None))
+        elif datamodule is None:
+            datamodule = self._resolve_datamodule(model, getattr(self, "datamodule", None), stage)
+        elif not isinstance(datamodule, RLEnvDataModule):
+            self._resolve_datamodule(model, datamodule, stage)
+        if datamodule.get_env(stage) is None:  # type: ignore[arg-type]
+            raise ValueError(
+                f"RLTrainer.{stage}() found no environment: pass env=... or a datamodule with "
+                f"{'val_env' if stage == 'validate' else 'test_env'} (or an env id as train_env)."
+            )
+        model._eval_options = {  # type: ignore[union-attr]
+            "n_eval_episodes": n_eval_episodes,
+            "deterministic": deterministic,
+            "render": render,
+            "use_masking": use_masking,
+        }
+        run = super().validate if stage == "validate" else super().test
+        with _expected_warnings_hidden():
+            results = run(
+                model, ckpt_path=ckpt_path, verbose=verbose, datamodule=datamodule, weights_only=weights_only
+            )
+        prefix = "val" if stage == "validate" else "test"
+        cleaned = [_clean_result(result, prefix) for result in results]
+        mean_key = f"{prefix}/mean_reward"
+        if reward_threshold is not None and cleaned and cleaned[0][mean_key] < reward_threshold:
+            raise AssertionError(
+                f"Mean reward {cleaned[0][mean_key]:.2f} is below reward_threshold={reward_threshold:.2f}."
+            )
+        if return_episode_rewards and cleaned:
+            rewards, lengths = model._last_episode_results  # type: ignore[union-attr]
+            cleaned[0][f"{prefix}/episode_rewards"] = [float(r) for r in rewards]
+            cleaned[0][f"{prefix}/episode_lengths"] = [int(n) for n in lengths]
+        return cleaned
+
+
+def _clean_result(result: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    cleaned = {key: float(value) for key, value in result.items()}
+    count_key = f"{prefix}/n_eval_episodes"
+    if count_key in cleaned:
+        cleaned[count_key] = int(cleaned[count_key])
+    return cleaned
+
+
+def _callback_list(callbacks: Any) -> list[Callback]:
+    if callbacks is None:
+        return []
+    items = list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
+    for item in items:
+        if not isinstance(item, Callback):
+            raise TypeError(
+                f"Callbacks must be lightning.pytorch.callbacks.Callback instances, got {type(item).__name__}."
+            )
+    return items
+
+
+def _reject_dataloaders(stage: str, **given: Any) -> None:
+    passed = [name for name, value in given.items() if value is not None]
+    if passed:
+        raise TypeError(
+            f"RLTrainer.{stage}() does not take {', '.join(passed)}: reinforcement learning data comes from "
+            "environments. Pass datamodule=RLEnvDataModule(...) (or env=... for evaluation)."
+        )
+
+
+def _read_checkpoint(path: str | Path, weights_only: bool | None) -> dict[str, Any]:
+    import torch
+
+    return torch.load(path, map_location="cpu", weights_only=True if weights_only is None else weights_only)

@@ -1,0 +1,819 @@
+"""Base classes for algorithm plugins: ``RLAlgorithm`` and ``OnPolicyAlgorithm``.
+
+How a run maps onto Lightning (read this before writing an algorithm):
+
+* One Lightning *batch* is one algorithm *iteration*. The datamodule's training "dataloader" just counts;
+  ``training_step`` collects experience from the environment itself and performs all of the iteration's
+  gradient updates with manual optimization (``manual_backward``, ``self.optimizers()``,
+  ``clip_gradients``), so precision plugins and DDP work and Lightning's loop never runs per env step.
+* ``RLTrainer(max_steps=N)`` is a budget of *environment* steps. ``num_timesteps`` counts steps over all
+  ranks; when it reaches the budget the algorithm sets ``trainer.should_stop``.
+* The policy is built from the environment's spaces: in ``__init__`` when an ``env`` is given (as SB3
+  does), otherwise in ``setup`` from the datamodule's environment, before ``configure_optimizers``.
+* Metrics are aggregated over an iteration and written once, straight to the loggers, with the number of
+  environment steps on the x-axis and SB3's names (``rollout/ep_rew_mean``, ``train/loss``, ...).
+
+A subclass sets ``algo_name`` (its registry name), ``policy_aliases`` and the supported spaces, and
+implements ``training_step`` (or, for on-policy methods, ``train_on_rollout``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import lightning as L
+import numpy as np
+import torch
+from gymnasium import spaces
+from gymnasium.vector import VectorEnv
+
+from lit_sb3_core.buffers import RolloutBuffer
+from lit_sb3_core.errors import ConfigurationError, UnknownNameError
+from lit_sb3_core.policies import ActorCriticPolicy, class_to_string, resolve_class
+from lit_sb3_core.schedules import Schedule, make_schedule
+from lit_sb3_core.spaces import describe_space, obs_to_tensor, space_from_json, space_to_json
+
+if TYPE_CHECKING:
+    from lit_sb3_core._datamodule import RLEnvDataModule
+    from lit_sb3_core._trainer import RLTrainer
+
+__all__ = ["RLAlgorithm", "OnPolicyAlgorithm", "explained_variance"]
+
+_log = logging.getLogger(__name__)
+
+
+def explained_variance(y_pred: torch.Tensor, y_true: torch.Tensor) -> float:
+    """1 - Var[y_true - y_pred] / Var[y_true]: 1 is a perfect value function, <= 0 no better than a constant."""
+    var_y = torch.var(y_true)
+    if var_y == 0:
+        return float("nan")
+    return float(1 - torch.var(y_true - y_pred) / var_y)
+
+
+def _jsonable_policy_kwargs(policy_kwargs: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Classes in policy_kwargs become import strings so hyperparameters stay plain JSON values."""
+    if policy_kwargs is None:
+        return None
+    return {key: class_to_string(value) for key, value in policy_kwargs.items()}
+
+
+def _env_spaces(env: Any) -> tuple[spaces.Space, spaces.Space]:
+    if isinstance(env, VectorEnv):
+        return env.single_observation_space, env.single_action_space
+    return env.observation_space, env.action_space
+
+
+class RLAlgorithm(L.LightningModule):
+    """The base of every lit-sb3 algorithm: a LightningModule with Stable-Baselines3's surface.
+
+    Args:
+        policy: policy alias (``"MlpPolicy"``), import path or ``nn.Module`` class.
+        env: optional environment (id, Env, factory or VectorEnv) to build the policy from and to train on
+            with ``learn``; with ``RLTrainer.fit`` the datamodule provides it instead.
+        learning_rate: number, ``"lin_<start>"`` or callable of ``progress_remaining``.
+        policy_kwargs: keyword arguments for the policy class.
+        seed: seeds python, numpy and torch before the policy is built, and the environments.
+        verbose: 0 silent, 1 prints metrics each iteration and Lightning's info messages.
+        device: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"mps"``: the accelerator ``learn`` uses
+            (``RLTrainer(accelerator=...)`` decides for ``fit``).
+        tensorboard_log: folder for TensorBoard logs written by ``learn`` (``None``: no logs).
+    """
+
+    algo_name: ClassVar[str] = ""
+    policy_aliases: ClassVar[dict[str, Any]] = {}
+    supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
+        spaces.Box,
+        spaces.Discrete,
+        spaces.MultiDiscrete,
+        spaces.MultiBinary,
+    )
+    supported_observation_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
+        spaces.Box,
+        spaces.Discrete,
+        spaces.MultiDiscrete,
+        spaces.MultiBinary,
+        spaces.Dict,
+    )
+
+    def __init__(
+        self,
+        policy: Any = "MlpPolicy",
+        env: Any = None,
+        learning_rate: float | str | Schedule = 3e-4,
+        policy_kwargs: dict[str, Any] | None = None,
+        seed: int | None = None,
+        verbose: int = 0,
+        device: str = "auto",
+        tensorboard_log: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters(ignore=["env"])
+        self.hparams["policy_kwargs"] = _jsonable_policy_kwargs(self.hparams.get("policy_kwargs"))
+        if isinstance(self.hparams.get("policy"), type):
+            self.hparams["policy"] = class_to_string(self.hparams["policy"])
+        self.automatic_optimization = False
+        self.lr_schedule = make_schedule(learning_rate, "learning_rate")
+        self.seed = seed
+        self.verbose = verbose
+        self.policy: torch.nn.Module | None = None
+        self.observation_space: spaces.Space | None = None
+        self.action_space: spaces.Space | None = None
+        self.num_timesteps = 0
+        self.iterations = 0
+        self._n_updates = 0
+        self._progress_remaining = 1.0
+        self._env_source = env
+        self._env: VectorEnv | None = None
+        self._learn_datamodule: RLEnvDataModule | None = None
+        self._last_metrics: dict[str, float] = {}
+        self._fit_start_time = 0.0
+        self._fit_start_timesteps = 0
+        self._ep_info_window: Any = None
+        self._seeded_eval_envs: list[VectorEnv] = []
+        self._pending_optimizer_states: list[dict[str, Any]] = []  # from a model file, applied at fit start
+        if env is not None:
+            self._build(*self._probe_spaces(env))
+
+    # construction ---------------------------------------------------------------------------------
+    @staticmethod
+    def _probe_spaces(env: Any) -> tuple[spaces.Space, spaces.Space]:
+        from lit_sb3_core._datamodule import RLEnvDataModule
+        from lit_sb3_core._envs import EnvFactory
+
+        if isinstance(env, RLEnvDataModule):
+            env = env.source("fit")
+        if isinstance(env, str) or (callable(env) and not hasattr(env, "observation_space")):
+            probe = EnvFactory(env)()
+            try:
+                return _env_spaces(probe)
+            finally:
+                probe.close()
+        return _env_spaces(env)
+
+    def _check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+        name = type(self).__name__
+        if not isinstance(action_space, self.supported_action_spaces):
+            supported = ", ".join(cls.__name__ for cls in self.supported_action_spaces)
+            raise ConfigurationError(
+                f"{name} does not support {describe_space(action_space)} actions; it supports {supported}."
+            )
+        if not isinstance(observation_space, self.supported_observation_spaces):
+            supported = ", ".join(cls.__name__ for cls in self.supported_observation_spaces)
+            raise ConfigurationError(
+                f"{name} does not support {describe_space(observation_space)} observations; "
+                f"it supports {supported}."
+            )
+        if isinstance(observation_space, spaces.Dict):
+            nested = [key for key, sub in observation_space.spaces.items() if isinstance(sub, spaces.Dict)]
+            if nested:
+                raise ConfigurationError(
+                    f"{name} supports single-level Dict observations only; keys {nested} hold nested Dicts. "
+                    "Flatten them with gymnasium.wrappers.FlattenObservation or a custom wrapper."
+                )
+        if isinstance(action_space, spaces.Box) and not (
+            np.all(np.isfinite(action_space.low)) and np.all(np.isfinite(action_space.high))
+        ):
+            _log.warning("%s: the action space %s is unbounded; actions are not clipped.", name, action_space)
+
+    def policy_class(self) -> type[torch.nn.Module]:
+        """Resolve the ``policy`` hyperparameter: an alias of this algorithm, a registered alias, or a path."""
+        policy = self.hparams.get("policy", "MlpPolicy")
+        if not isinstance(policy, str):
+            return policy
+        if policy in self.policy_aliases:
+            return resolve_class(self.policy_aliases[policy], "policy")
+        from lit_sb3_core import _registry
+
+        registered = _registry.get_policy_class(self.algo_name, policy) if self.algo_name else None
+        if registered is not None:
+            return registered
+        if ":" in policy or "." in policy:
+            return resolve_class(policy, "policy")
+        known = sorted(set(self.policy_aliases) | set(_registry.list_policies(self.algo_name)))
+        raise UnknownNameError(
+            f"Unknown policy {policy!r} for {type(self).__name__}. Available: {', '.join(known) or 'none'}. "
+            "Pass one of these, an import path 'package.module:Class', or a policy class."
+        )
+
+    def _build(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+        """Create the policy (and whatever else depends on the spaces) once the spaces are known."""
+        self._check_spaces(observation_space, action_space)
+        if self.seed is not None:
+            set_random_seed(self.seed)
+        self.observation_space, self.action_space = observation_space, action_space
+        kwargs = {k: v for k, v in (self.hparams.get("policy_kwargs") or {}).items()}
+        self.policy = self.make_policy(self.policy_class(), kwargs)
+        self._setup_model()
+
+    def make_policy(self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]) -> torch.nn.Module:
+        """Instantiate the policy; override to pass algorithm-specific arguments."""
+        return policy_cls(self.observation_space, self.action_space, **policy_kwargs)
+
+    def _setup_model(self) -> None:
+        """Hook called after the policy is built (target networks, extra modules...)."""
+
+    @property
+    def is_built(self) -> bool:
+        return self.policy is not None
+
+    def _require_policy(self) -> torch.nn.Module:
+        if self.policy is None:
+            raise RuntimeError(
+                f"{type(self).__name__} has no policy yet: its spaces come from an environment. Pass env= to "
+                "the constructor, call learn(..., env=...), or fit it with an RLEnvDataModule first."
+            )
+        return self.policy
+
+    # Lightning hooks ------------------------------------------------------------------------------
+    @property
+    def datamodule(self) -> RLEnvDataModule:
+        from lit_sb3_core._datamodule import RLEnvDataModule
+
+        datamodule = getattr(self.trainer, "datamodule", None)
+        if not isinstance(datamodule, RLEnvDataModule):
+            raise TypeError(
+                f"{type(self).__name__} gets its environments from an RLEnvDataModule: "
+                "trainer.fit(model, datamodule=RLEnvDataModule(train_env=...))."
+            )
+        return datamodule
+
+    def setup(self, stage: str) -> None:
+        env = self.datamodule.get_env(_STAGES.get(stage, stage))  # type: ignore[arg-type]
+        if env is None:
+            if self.policy is None:
+                raise ValueError(f"No environment for stage {stage!r} and the model has no policy yet.")
+            return
+        observation_space, action_space = _env_spaces(env)
+        if self.policy is None:
+            self._build(observation_space, action_space)
+        else:
+            self._check_same_spaces(observation_space, action_space)
+
+    def _check_same_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+        if observation_space != self.observation_space or action_space != self.action_space:
+            raise ValueError(
+                f"The environment's spaces do not match the model's: the model was built for observations "
+                f"{describe_space(self.observation_space)} and actions {describe_space(self.action_space)}, "
+                f"the environment has {describe_space(observation_space)} and {describe_space(action_space)}."
+            )
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        policy = self._require_policy()
+        optimizer_class = getattr(policy, "optimizer_class", torch.optim.Adam)
+        optimizer_kwargs = getattr(policy, "optimizer_kwargs", {})
+        return optimizer_class(policy.parameters(), lr=self.lr_schedule(1.0), **optimizer_kwargs)
+
+    def on_fit_start(self) -> None:
+        from lit_sb3_core._trainer import RLTrainer
+
+        if not isinstance(self.trainer, RLTrainer):
+            raise TypeError(
+                f"{type(self).__name__} must be trained with lit_sb3.RLTrainer (max_steps counts environment "
+                f"steps there), not {type(self.trainer).__name__}."
+            )
+        datamodule = self.datamodule
+        self._env = datamodule.get_env("fit")
+        self._ep_info_window = getattr(self._env, "return_queue", None)
+        self._fit_start_time = time.perf_counter()
+        self._fit_start_timesteps = self.num_timesteps
+        self._reset_env(datamodule.env_seed("fit", self.seed))
+        if self._pending_optimizer_states:
+            for optimizer, state in zip(self.trainer.optimizers, self._pending_optimizer_states):
+                optimizer.load_state_dict(state)
+            self._pending_optimizer_states = []
+
+    def _reset_env(self, seed: int | None) -> None:
+        """Start fresh episodes in every training env (also after resuming from a checkpoint)."""
+        assert self._env is not None
+        self._last_obs, _ = self._env.reset(seed=seed)
+        if seed is not None:
+            self._env.action_space.seed(seed)
+        self._last_episode_starts = np.ones((self._env.num_envs,), dtype=bool)
+
+    @property
+    def n_envs(self) -> int:
+        return self._env.num_envs if self._env is not None else 1
+
+    @property
+    def world_size(self) -> int:
+        trainer = self._trainer
+        return int(trainer.world_size) if trainer is not None else 1
+
+    @property
+    def total_timesteps(self) -> int:
+        return int(self.trainer.rl_total_timesteps)
+
+    def update_progress(self) -> None:
+        """``progress_remaining`` goes from 1 to 0 over the step budget; schedules read it."""
+        total = max(1, self.total_timesteps)
+        self._progress_remaining = max(0.0, 1.0 - self.num_timesteps / total)
+
+    def stop_if_budget_reached(self) -> None:
+        if self.num_timesteps >= self.total_timesteps:
+            self.trainer.should_stop = True
+
+    def update_learning_rate(self, optimizers: Any) -> float:
+        """Set every optimizer's learning rate from the schedule; returns the value (logged by SB3)."""
+        lr = self.lr_schedule(self._progress_remaining)
+        for optimizer in optimizers if isinstance(optimizers, (list, tuple)) else [optimizers]:
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+        return lr
+
+    def optimizer_step(self, optimizer: Any, loss: torch.Tensor, max_grad_norm: float | None = None) -> None:
+        """One manual-optimization step: zero, backward, clip by norm, step."""
+        optimizer.zero_grad(set_to_none=True)
+        self.manual_backward(loss)
+        if max_grad_norm is not None:
+            self.clip_gradients(optimizer, gradient_clip_val=max_grad_norm, gradient_clip_algorithm="norm")
+        optimizer.step()
+
+    # logging --------------------------------------------------------------------------------------
+    def log_iteration(self, metrics: dict[str, float]) -> None:
+        """Write one iteration's metrics to the loggers, the progress bar and (if verbose) the console."""
+        elapsed = max(time.perf_counter() - self._fit_start_time, 1e-9)
+        fps = int((self.num_timesteps - self._fit_start_timesteps) / elapsed)
+        record: dict[str, float] = {}
+        window = self._ep_info_window
+        if window is not None and len(window) > 0:
+            record["rollout/ep_rew_mean"] = float(np.mean(window))
+            record["rollout/ep_len_mean"] = float(np.mean(self._env.length_queue))  # type: ignore[union-attr]
+        record.update(
+            {
+                "time/fps": fps,
+                "time/iterations": self.iterations,
+                "time/time_elapsed": int(elapsed),
+                "time/total_timesteps": self.num_timesteps,
+            }
+        )
+        record.update(metrics)
+        self._last_metrics = record
+        for logger in self.loggers:
+            logger.log_metrics(record, step=self.num_timesteps)
+        if "rollout/ep_rew_mean" in record:
+            # Through Lightning too, so ModelCheckpoint/EarlyStopping can monitor it.
+            self.log("rollout/ep_rew_mean", record["rollout/ep_rew_mean"], logger=False, batch_size=1)
+        if self.verbose >= 1:
+            _print_metrics(record)
+
+    def progress_bar_metrics(self) -> dict[str, Any]:
+        """What RLProgressBar shows beside the step count."""
+        shown: dict[str, Any] = {}
+        if "time/fps" in self._last_metrics:
+            shown["fps"] = int(self._last_metrics["time/fps"])
+        if "rollout/ep_rew_mean" in self._last_metrics:
+            shown["ep_rew_mean"] = f"{self._last_metrics['rollout/ep_rew_mean']:.1f}"
+        return shown
+
+    # evaluation through Lightning's loops ---------------------------------------------------------
+    def validation_step(self, batch: Any, batch_idx: int) -> None:
+        self._evaluation_step("val", "validate")
+
+    def test_step(self, batch: Any, batch_idx: int) -> None:
+        self._evaluation_step("test", "test")
+
+    def _evaluation_step(self, prefix: str, stage: str) -> None:
+        from lit_sb3_core._evaluation import evaluate_policy
+
+        env = self.datamodule.get_env(stage)  # type: ignore[arg-type]
+        if env is None:
+            raise ValueError(f"The datamodule has no environment for {stage}: pass {stage[:4]}_env=... to it.")
+        options = dict(getattr(self, "_eval_options", None) or {})
+        if env not in self._seeded_eval_envs:
+            # Seed each evaluation env once; later evaluations continue its random stream.
+            env.reset(seed=self.datamodule.env_seed(stage, self.seed))  # type: ignore[arg-type]
+            self._seeded_eval_envs.append(env)
+        rewards, lengths = evaluate_policy(
+            self,
+            env,
+            n_eval_episodes=options.get("n_eval_episodes", 10),
+            deterministic=options.get("deterministic", True),
+            render=options.get("render", False),
+            return_episode_rewards=True,
+            use_masking=options.get("use_masking", False),
+        )
+        self._last_episode_results = (rewards, lengths)
+        results = {
+            f"{prefix}/mean_reward": float(np.mean(rewards)),
+            f"{prefix}/std_reward": float(np.std(rewards)),
+            f"{prefix}/mean_episode_length": float(np.mean(lengths)),
+            f"{prefix}/std_episode_length": float(np.std(lengths)),
+            f"{prefix}/n_eval_episodes": float(len(rewards)),
+        }
+        self.log_dict(results, batch_size=1, sync_dist=False)
+        if self.trainer.training or stage == "validate":
+            for logger in self.loggers:
+                logger.log_metrics(results, step=self.num_timesteps)
+
+    # SB3 surface ----------------------------------------------------------------------------------
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+    ) -> tuple[np.ndarray, Any]:
+        """Actions for one observation or a batch, as numpy; returns ``(actions, state)`` like SB3."""
+        policy = self._require_policy()
+        obs, single = self._batch_observation(observation)
+        was_training = policy.training
+        policy.train(False)
+        try:
+            with torch.no_grad():
+                actions = policy.predict_actions(obs_to_tensor(obs, self.device), deterministic)  # type: ignore[operator]
+        finally:
+            policy.train(was_training)
+        return self._postprocess_actions(actions, single), state
+
+    def _batch_observation(self, observation: Any) -> tuple[Any, bool]:
+        """Add a batch axis to a single observation; reject shapes that fit neither form."""
+        space = self.observation_space
+        assert space is not None
+        if isinstance(space, spaces.Dict):
+            if not isinstance(observation, dict):
+                raise ValueError(f"Expected a dict observation with keys {list(space.spaces)}.")
+            first = next(iter(space.spaces))
+            single = np.asarray(observation[first]).shape == space.spaces[first].shape
+            batched = {k: np.asarray(v)[None] if single else np.asarray(v) for k, v in observation.items()}
+            return batched, single
+        obs = np.asarray(observation)
+        expected = space.shape
+        if obs.shape == expected:
+            return obs[None], True
+        if obs.shape[1:] == expected:
+            return obs, False
+        raise ValueError(
+            f"Unexpected observation shape {obs.shape} for {describe_space(space)}: expected {expected} for "
+            f"one observation or (n_envs, {', '.join(map(str, expected))}) for a batch."
+            if expected
+            else f"Unexpected observation shape {obs.shape} for {describe_space(space)}: expected () or (n_envs,)."
+        )
+
+    def _postprocess_actions(self, actions: torch.Tensor, single: bool) -> np.ndarray:
+        array = actions.cpu().numpy()
+        space = self.action_space
+        if isinstance(space, spaces.Box):
+            array = array.reshape((-1, *space.shape))
+            array = np.clip(array, space.low, space.high)
+        elif isinstance(space, (spaces.MultiDiscrete, spaces.MultiBinary)):
+            array = array.reshape((-1, *space.shape)).astype(space.dtype)
+        elif isinstance(space, spaces.Discrete):
+            array = array.reshape(-1).astype(np.int64) + int(space.start)
+        return array[0] if single else array
+
+    def learn(
+        self,
+        total_timesteps: int,
+        env: Any = None,
+        callback: Any = None,
+        log_interval: int = 1,
+        tb_log_name: str | None = None,
+        reset_num_timesteps: bool = True,
+        progress_bar: bool = False,
+        n_envs: int | None = None,
+    ) -> RLAlgorithm:
+        """SB3's ``learn``: build an RLEnvDataModule and an RLTrainer and ``fit``. Returns ``self``.
+
+        ``n_envs`` (lit-sb3 only) trains on that many copies of ``env`` when it is an id or factory.
+        """
+        from lit_sb3_core._datamodule import RLEnvDataModule
+        from lit_sb3_core._trainer import RLTrainer
+
+        if isinstance(total_timesteps, bool) or not isinstance(total_timesteps, (int, np.integer)):
+            raise ValueError(f"total_timesteps must be a positive integer, got {total_timesteps!r}.")
+        if total_timesteps <= 0:
+            raise ValueError(f"total_timesteps must be a positive integer, got {total_timesteps}.")
+        if env is not None:
+            self._env_source = env
+            self._learn_datamodule = None
+        if self._env_source is None:
+            raise ValueError(
+                f"{type(self).__name__}.learn() needs an environment: learn(10_000, env='CartPole-v1'), or "
+                "pass env= to the constructor."
+            )
+        datamodule = self._learn_datamodule
+        if datamodule is None or reset_num_timesteps:
+            if datamodule is not None and datamodule is not self._env_source:
+                datamodule.close()
+            source = self._env_source
+            datamodule = (
+                source
+                if isinstance(source, RLEnvDataModule)
+                else RLEnvDataModule(train_env=source, n_envs=n_envs or 1, seed=self.seed)
+            )
+            self._learn_datamodule = datamodule
+        if reset_num_timesteps:
+            self.num_timesteps = 0
+            self.iterations = 0
+        log_dir = self.hparams.get("tensorboard_log")
+        callbacks = _as_lightning_callbacks(callback)
+        with _quiet_lightning(self.verbose):
+            trainer = RLTrainer(
+                max_steps=int(self.num_timesteps + total_timesteps),
+                run_name=tb_log_name or type(self).__name__,
+                accelerator=_accelerator(self.hparams.get("device", "auto")),
+                devices=1,
+                logger=None if log_dir else False,
+                default_root_dir=log_dir,
+                callbacks=callbacks,
+                enable_checkpointing=False,
+                enable_progress_bar=progress_bar,
+                enable_model_summary=False,
+                log_every_n_steps=log_interval,
+            )
+            trainer.fit(self, datamodule=datamodule)
+        return self
+
+    def get_env(self) -> VectorEnv | None:
+        """The training vector env of the last run (or the one given at construction, once built)."""
+        if self._env is None and self._learn_datamodule is not None:
+            return self._learn_datamodule.get_env("fit")
+        return self._env
+
+    def set_env(self, env: Any) -> None:
+        """Train on ``env`` from the next ``learn``; its spaces must match the model's."""
+        if self.policy is not None:
+            self._check_same_spaces(*self._probe_spaces(env))
+        self._env_source = env
+        self._learn_datamodule = None
+        self._env = None
+
+    def get_parameters(self) -> dict[str, dict[str, torch.Tensor]]:
+        """State dicts by name: ``policy`` and each optimizer (``optimizer``, ``optimizer_1``...)."""
+        params = {"policy": self._require_policy().state_dict()}
+        trainer = self._trainer
+        if trainer is not None:
+            for i, optimizer in enumerate(trainer.optimizers):
+                params["optimizer" if i == 0 else f"optimizer_{i}"] = optimizer.state_dict()
+        return params
+
+    def set_parameters(self, params: dict[str, dict[str, Any]], exact_match: bool = True) -> None:
+        """Load ``policy`` weights from ``get_parameters()`` output (or a model file's path)."""
+        if isinstance(params, (str, Path)):
+            from lit_sb3_core._model_file import read_model_file
+
+            params = {"policy": read_model_file(params).policy_state}
+        if exact_match and "policy" not in params:
+            raise ValueError(f"set_parameters expected a 'policy' entry, got {sorted(params)}.")
+        self._require_policy().load_state_dict(params["policy"], strict=exact_match)
+
+    def save(self, path: str | Path) -> None:
+        """Write a model file: JSON metadata + safetensors weights, atomically (see ``lit_sb3.load``)."""
+        from lit_sb3_core._model_file import save_model
+
+        save_model(self, path)
+
+    @classmethod
+    def load(cls, path: str | Path, env: Any = None, **kwargs: Any) -> RLAlgorithm:
+        """Load a model file written by ``save``; never unpickles. ``kwargs`` override hyperparameters."""
+        from lit_sb3_core._model_file import load_model
+
+        return load_model(path, env=env, expected_cls=cls, **kwargs)
+
+    # checkpoints ----------------------------------------------------------------------------------
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        assert self.observation_space is not None and self.action_space is not None
+        checkpoint["lit_sb3"] = {
+            "algo": self.algo_name,
+            "num_timesteps": self.num_timesteps,
+            "iterations": self.iterations,
+            "n_updates": self._n_updates,
+            "observation_space": space_to_json(self.observation_space),
+            "action_space": space_to_json(self.action_space),
+        }
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        state = checkpoint.get("lit_sb3")
+        if state is None:
+            raise ValueError("This checkpoint was not written by a lit-sb3 algorithm (no 'lit_sb3' entry).")
+        if self.algo_name and state.get("algo") not in (None, self.algo_name):
+            raise ValueError(f"This checkpoint holds a {state['algo']!r} model, not {self.algo_name!r}.")
+        observation_space = space_from_json(state["observation_space"])
+        action_space = space_from_json(state["action_space"])
+        if self.policy is None:
+            self._build(observation_space, action_space)
+        else:
+            self._check_same_spaces(observation_space, action_space)
+        self.num_timesteps = int(state["num_timesteps"])
+        self.iterations = int(state["iterations"])
+        self._n_updates = int(state["n_updates"])
+
+
+_STAGES = {"fit": "fit", "validate": "validate", "test": "test", "predict": "predict"}
+
+
+def set_random_seed(seed: int) -> None:
+    """Seed python, numpy and torch (what SB3's ``set_random_seed`` does)."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def _accelerator(device: str) -> str:
+    mapping = {"auto": "auto", "cpu": "cpu", "cuda": "gpu", "gpu": "gpu", "mps": "mps"}
+    key = str(device).split(":")[0].lower()
+    if key not in mapping:
+        raise ValueError(f"Unknown device {device!r}: use 'auto', 'cpu', 'cuda' or 'mps'.")
+    return mapping[key]
+
+
+def _as_lightning_callbacks(callback: Any) -> list[Any]:
+    from lightning.pytorch.callbacks import Callback
+
+    if callback is None:
+        return []
+    items = list(callback) if isinstance(callback, (list, tuple)) else [callback]
+    for item in items:
+        if not isinstance(item, Callback):
+            raise TypeError(
+                f"callback must be a lightning.pytorch.callbacks.Callback (or a list of them), got "
+                f"{type(item).__name__}."
+            )
+    return items
+
+
+@contextmanager
+def _quiet_lightning(verbose: int):
+    """Hide Lightning's start-up info lines for ``learn`` unless ``verbose`` asks for them."""
+    names = ["lightning.pytorch.utilities.rank_zero", "lightning.pytorch.accelerators.cuda", "lightning.fabric"]
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    if verbose < 1:
+        for logger in loggers:
+            logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
+def _print_metrics(record: dict[str, float]) -> None:
+    width = max(len(key) for key in record)
+    lines = ["-" * (width + 16)]
+    for key in sorted(record):
+        value = record[key]
+        text = f"{value:.4g}" if isinstance(value, float) else str(value)
+        lines.append(f"| {key:<{width}} | {text:>10} |")
+    lines.append("-" * (width + 16))
+    print("\n".join(lines))
+
+
+class OnPolicyAlgorithm(RLAlgorithm):
+    """Shared loop of on-policy methods: collect ``n_steps`` per env into a RolloutBuffer, then train.
+
+    Subclasses implement ``train_on_rollout`` (the gradient updates; return metrics to log).
+
+    Args:
+        n_steps: steps per environment per rollout (rollout size is ``n_steps * n_envs``).
+        gamma: discount factor.
+        gae_lambda: GAE bias/variance trade-off (1 = Monte-Carlo returns, 0 = TD(0)).
+        ent_coef: entropy bonus weight.
+        vf_coef: value loss weight.
+        max_grad_norm: gradient clipping by global norm.
+        use_sde: generalized State-Dependent Exploration (not yet available).
+        sde_sample_freq: gSDE noise resampling frequency.
+    """
+
+    def __init__(
+        self,
+        policy: Any = "MlpPolicy",
+        env: Any = None,
+        learning_rate: float | str | Schedule = 3e-4,
+        n_steps: int = 2048,
+        gamma: float = 0.99,
+        gae_lambda: float = 0.95,
+        ent_coef: float = 0.0,
+        vf_coef: float = 0.5,
+        max_grad_norm: float | None = 0.5,
+        use_sde: bool = False,
+        sde_sample_freq: int = -1,
+        policy_kwargs: dict[str, Any] | None = None,
+        seed: int | None = None,
+        verbose: int = 0,
+        device: str = "auto",
+        tensorboard_log: str | None = None,
+    ) -> None:
+        _check_positive_int("n_steps", n_steps)
+        _check_fraction("gamma", gamma)
+        _check_fraction("gae_lambda", gae_lambda)
+        if use_sde:
+            raise ConfigurationError(
+                f"{type(self).__name__}(use_sde=True): gSDE is not available in lit-sb3 yet; "
+                "use the default diagonal Gaussian exploration."
+            )
+        self.n_steps = n_steps
+        self.gamma = gamma
+        self.gae_lambda = gae_lambda
+        self.ent_coef = ent_coef
+        self.vf_coef = vf_coef
+        self.max_grad_norm = max_grad_norm
+        self.rollout_buffer: RolloutBuffer | None = None
+        super().__init__(
+            policy=policy,
+            env=env,
+            learning_rate=learning_rate,
+            policy_kwargs=policy_kwargs,
+            seed=seed,
+            verbose=verbose,
+            device=device,
+            tensorboard_log=tensorboard_log,
+        )
+
+    policy_aliases: ClassVar[dict[str, Any]] = {"MlpPolicy": ActorCriticPolicy}
+
+    def on_fit_start(self) -> None:
+        super().on_fit_start()
+        n_envs = self.n_envs
+        if self.n_steps * n_envs < 2:
+            raise ConfigurationError(
+                f"n_steps * n_envs must be greater than 1 (advantage normalization needs it), got "
+                f"n_steps={self.n_steps}, n_envs={n_envs}. Increase n_steps or n_envs."
+            )
+        self.validate_rollout_size(self.n_steps * n_envs)
+        buffer = self.rollout_buffer
+        if buffer is None or buffer.n_envs != n_envs or buffer.device != self.device:
+            assert self.observation_space is not None and self.action_space is not None
+            self.rollout_buffer = RolloutBuffer(
+                self.n_steps,
+                n_envs,
+                self.observation_space,
+                self.action_space,
+                device=self.device,
+                gamma=self.gamma,
+                gae_lambda=self.gae_lambda,
+            )
+
+    def validate_rollout_size(self, rollout_size: int) -> None:
+        """Hook for checks that need the rollout size (PPO warns when batch_size does not divide it)."""
+
+    def training_step(self, batch: Any, batch_idx: int) -> None:
+        self.collect_rollout()
+        self.update_progress()
+        metrics = self.train_on_rollout()
+        self.iterations += 1
+        self.log_iteration(metrics)
+        self.stop_if_budget_reached()
+
+    def train_on_rollout(self) -> dict[str, float]:
+        """All gradient updates of one iteration on ``self.rollout_buffer``; returns metrics to log."""
+        raise NotImplementedError
+
+    @torch.no_grad()
+    def collect_rollout(self) -> None:
+        """Fill the rollout buffer with ``n_steps`` steps of every env, then compute advantages."""
+        env, buffer, policy = self._env, self.rollout_buffer, self.policy
+        assert env is not None and buffer is not None and policy is not None
+        policy.train(False)
+        buffer.reset()
+        action_space = self.action_space
+        clip_actions = isinstance(action_space, spaces.Box)
+        step_increment = env.num_envs * self.world_size
+        device = self.device
+        for _ in range(self.n_steps):
+            obs_tensor = obs_to_tensor(self._last_obs, device)
+            actions, values, log_probs = policy(obs_tensor)
+            env_actions = actions.cpu().numpy()
+            if clip_actions:
+                env_actions = np.clip(env_actions.reshape((-1, *action_space.shape)), action_space.low, action_space.high)
+            elif isinstance(action_space, spaces.Discrete) and action_space.start != 0:
+                env_actions = env_actions + int(action_space.start)
+            new_obs, rewards, terminated, truncated, infos = env.step(env_actions)
+            self.num_timesteps += step_increment
+            rewards = np.asarray(rewards, dtype=np.float32)
+            truncated_only = np.logical_and(truncated, np.logical_not(terminated))
+            if truncated_only.any():
+                rewards = rewards + self.gamma * self._final_values(infos, truncated_only)
+            buffer.add(obs_tensor, actions, rewards, self._last_episode_starts, values, log_probs)
+            self._last_obs = new_obs
+            self._last_episode_starts = np.logical_or(terminated, truncated)
+        last_values = policy.predict_values(obs_to_tensor(self._last_obs, device))  # type: ignore[operator]
+        buffer.compute_returns_and_advantage(last_values, self._last_episode_starts)
+        policy.train(True)
+
+    def _final_values(self, infos: dict[str, Any], mask: np.ndarray) -> np.ndarray:
+        """V(final observation) for envs whose episode was truncated, zeros elsewhere."""
+        indices = np.flatnonzero(mask)
+        final_obs = infos["final_obs"]
+        if isinstance(self.observation_space, spaces.Dict):
+            batch: Any = {key: np.stack([final_obs[i][key] for i in indices]) for key in self.observation_space.spaces}
+        else:
+            batch = np.stack([final_obs[i] for i in indices])
+        values = np.zeros(mask.shape, dtype=np.float32)
+        values[indices] = self.policy.predict_values(obs_to_tensor(batch, self.device)).cpu().numpy()  # type: ignore[union-attr,operator]
+        return values
+
+
+def _check_positive_int(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ConfigurationError(f"{name} must be a positive integer, got {value!r}.")
+
+
+def _check_fraction(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ConfigurationError(f"{name} must be a number in [0, 1], got {value!r}.")

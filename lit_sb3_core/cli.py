@@ -1,0 +1,173 @@
+"""The ``lit-sb3`` command: ``lit-sb3 algos``, ``lit-sb3 plugins``, ``lit-sb3 --version``.
+
+Listing commands import neither torch nor lightning, so they answer in a fraction of a second. To add a
+subcommand, write a :class:`Command` and append it to :data:`COMMANDS`; a command that parses its own
+arguments (a LightningCLI, say) sets ``raw`` and receives the remaining argv untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from lit_sb3_core._version import __version__
+
+__all__ = ["COMMANDS", "Command", "build_parser", "main"]
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand.
+
+    Attributes:
+        name: What the user types after ``lit-sb3``.
+        help: One line for ``lit-sb3 --help``.
+        run: Called with the parsed arguments; returns the exit status.
+        configure: Adds the subcommand's arguments to its parser.
+        raw: If set, called with the argv after the command name instead of parsing it here.
+    """
+
+    name: str
+    help: str
+    run: Callable[[argparse.Namespace], int] | None = None
+    configure: Callable[[argparse.ArgumentParser], None] = field(default=lambda parser: None)
+    raw: Callable[[list[str]], int] | None = None
+
+
+def _run_algos(args: argparse.Namespace) -> int:
+    from lit_sb3_core._registry import _all_algo_specs
+
+    specs = [spec for spec in _quietly(_all_algo_specs) if _matches(spec.name, args.pattern)]
+    rows = [
+        [
+            spec.name + (f" ({', '.join(spec.aliases)})" if spec.aliases else ""),
+            spec.class_name,
+            spec.plugin,
+            spec.distribution,
+            spec.version,
+            spec.description,
+        ]
+        for spec in specs
+    ]
+    _print_table(
+        "Algorithms",
+        ["name", "class", "plugin", "distribution", "version", "description"],
+        rows,
+        "no algorithms",
+    )
+    _note_unloaded_plugins()
+    return 0
+
+
+def _run_plugins(args: argparse.Namespace) -> int:
+    from lit_sb3_core._registry import list_plugins
+
+    rows = [
+        [info.name, info.distribution, info.version, info.status, ", ".join(info.provides), info.error or ""]
+        for info in _quietly(list_plugins)
+    ]
+    _print_table(
+        "Plugins", ["name", "distribution", "version", "status", "provides", "error"], rows, "no plugins"
+    )
+    return 0
+
+
+def _configure_algos(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("pattern", nargs="?", default="*", help="shell-style filter on names, e.g. 'ppo*'")
+
+
+COMMANDS: list[Command] = [
+    Command("algos", "list the registered algorithms", run=_run_algos, configure=_configure_algos),
+    Command("plugins", "list the discovered plugins, loaded or not, and their errors", run=_run_plugins),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every command in :data:`COMMANDS`."""
+    parser = argparse.ArgumentParser(
+        prog="lit-sb3", description="Stable-Baselines3-style reinforcement learning on PyTorch Lightning."
+    )
+    parser.add_argument("--version", action="version", version=f"lit-sb3-core {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        sub = subparsers.add_parser(command.name, help=command.help, add_help=command.raw is None)
+        command.configure(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``lit-sb3`` console script; returns the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    commands = {command.name: command for command in COMMANDS}
+    first = commands.get(args_list[0]) if args_list else None
+    if first is not None and first.raw is not None:
+        return first.raw(args_list[1:])
+
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    run = commands[args.command].run if args.command is not None else None
+    if run is None:
+        parser.print_help()
+        return 0
+    return run(args)
+
+
+# --- output -------------------------------------------------------------------------------------------
+
+
+def _quietly(function: Callable[[], list[_T]]) -> list[_T]:
+    """Run discovery without warnings: the tables and the footnote already report unloaded plugins."""
+    from lit_sb3_core._plugins import LitSb3PluginWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LitSb3PluginWarning)
+        return function()
+
+
+def _matches(name: str, pattern: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern.lower())
+
+
+def _note_unloaded_plugins() -> None:
+    from lit_sb3_core._registry import list_plugins
+
+    skipped = [info.name for info in list_plugins() if info.status in ("failed", "incompatible")]
+    if skipped:
+        print(
+            f"note: {len(skipped)} plugin(s) could not be loaded ({', '.join(skipped)}); "
+            "see `lit-sb3 plugins`.",
+            file=sys.stderr,
+        )
+
+
+_STYLES = {"loaded": "green", "failed": "red", "incompatible": "red", "blocked": "yellow"}
+
+
+def _print_table(title: str, headers: list[str], rows: list[list[str]], empty: str) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    if not console.is_terminal:
+        # Piped output: never wrap or cut cells, so the lines can be grepped.
+        console = Console(width=10_000, no_color=True)
+    if not rows:
+        console.print(f"{title}: {empty}.")
+        return
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    for row in rows:
+        # Text, not markup: plugin errors may contain square brackets.
+        table.add_row(*(Text(cell, style=_STYLES.get(cell, "")) for cell in row))
+    console.print(table)

@@ -1,0 +1,192 @@
+"""Every error lit-sb3 raises on purpose, in one tree, so callers can catch by meaning.
+
+Each class also derives from the built-in exception that code written for Stable-Baselines3 or plain Python
+would expect (``KeyError`` for an unknown name, ``ValueError`` for a bad value, ``ImportError`` for a
+missing plugin), so existing ``except`` clauses keep working::
+
+    LitSb3Error(Exception)
+    ├── RegistryError                          the registry could not answer
+    │   ├── UnknownNameError(KeyError)         no algorithm/policy/callback/buffer by that name
+    │   ├── AmbiguousNameError(KeyError)       a bare name that two plugins provide
+    │   ├── RegistrationError(ValueError)      a malformed registration (bad name or target)
+    │   │   └── DuplicateNameError             the name is taken and override=True was not given
+    │   ├── TargetImportError(ImportError)     a registered "module:attr" target failed to import
+    │   └── MissingPluginError(ImportError)    an SB3 class name whose plugin is not installed
+    ├── PluginError                            a plugin could not be loaded or registered
+    ├── ConfigurationError(ValueError)         inconsistent arguments or configuration
+    ├── EnvError(ValueError)                   an environment that cannot be used as given
+    └── ModelFileError(ValueError)             a model file that cannot be loaded (wrong algorithm/spaces)
+
+Messages say what was asked, what exists and how to fix it; the structured parts are kept as attributes.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "AmbiguousNameError",
+    "ConfigurationError",
+    "DuplicateNameError",
+    "EnvError",
+    "LitSb3Error",
+    "MissingPluginError",
+    "ModelFileError",
+    "PluginError",
+    "RegistrationError",
+    "RegistryError",
+    "TargetImportError",
+    "UnknownNameError",
+]
+
+
+def _rebuild(cls: type[LitSb3Error], args: tuple[Any, ...], state: dict[str, Any]) -> LitSb3Error:
+    """Recreate an error without calling its ``__init__`` (whose signature may differ from ``args``)."""
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
+
+class LitSb3Error(Exception):
+    """Root of every error lit-sb3 raises deliberately."""
+
+    def __str__(self) -> str:
+        # Bypass KeyError.__str__, which would wrap the message in quotes.
+        return Exception.__str__(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Subclasses take structured constructor arguments; pickle by state so errors survive
+        # multiprocessing (async vector envs, DDP workers).
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+
+class RegistryError(LitSb3Error):
+    """The registry could not resolve, import or record an algorithm, policy, callback or buffer."""
+
+
+class UnknownNameError(RegistryError, KeyError):
+    """No registration matches the name asked for.
+
+    Attributes:
+        kind: What was looked up ("algorithm", "callback", ...).
+        name: The name as asked.
+        available: The names that do exist, sorted.
+        suggestions: Close matches among ``available`` and the ``installable`` names.
+        distribution: The first-party distribution that provides ``name`` (or the suggestion), if any.
+        problems: One line per plugin that was not loaded (failed, incompatible or blocked).
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        available: Sequence[str],
+        *,
+        installable: Sequence[str] = (),
+        distribution: str | None = None,
+        distribution_note: str | None = None,
+        problems: Sequence[str] = (),
+    ) -> None:
+        self.kind = kind
+        self.name = name
+        self.available = sorted(available)
+        candidates = [n for n in dict.fromkeys([*self.available, *installable]) if n != name.lower()]
+        self.suggestions = difflib.get_close_matches(name.lower(), candidates, n=3, cutoff=0.6)
+        self.distribution = distribution
+        self.problems = list(problems)
+        lines = [f"Unknown {kind} {name!r}."]
+        if self.suggestions:
+            lines[0] += " Did you mean " + " or ".join(repr(s) for s in self.suggestions) + "?"
+        if distribution is not None:
+            lines.append(
+                distribution_note
+                or f"{name!r} is provided by the first-party plugin {distribution}: "
+                f"pip install {distribution}"
+            )
+        if self.available:
+            lines.append(f"Available {kind}s: {', '.join(self.available)}.")
+        elif distribution is None and kind == "algorithm":
+            lines.append(
+                "No algorithms are registered: install a plugin, for example pip install lit-sb3-ppo"
+            )
+        else:
+            lines.append(f"No {kind}s are registered.")
+        if self.problems:
+            lines.append("Plugins that were not loaded (see `lit-sb3 plugins`):")
+            lines.extend(f"  - {problem}" for problem in self.problems)
+        super().__init__("\n".join(lines))
+
+
+class AmbiguousNameError(RegistryError, KeyError):
+    """A bare name that several plugins provide; ``"<plugin>/<name>"`` picks one.
+
+    Attributes:
+        kind: What was looked up.
+        name: The bare name as asked.
+        providers: ``(plugin, distribution)`` for each plugin that provides it.
+    """
+
+    def __init__(self, kind: str, name: str, providers: Sequence[tuple[str, str]]) -> None:
+        self.kind = kind
+        self.name = name
+        self.providers = list(providers)
+        described = ", ".join(
+            f"plugin {plugin!r}" + (f" ({distribution})" if distribution else "")
+            for plugin, distribution in providers
+        )
+        qualified = " or ".join(f"{plugin}/{name}" for plugin, _ in providers)
+        blocks = ",".join(plugin for plugin, _ in providers)
+        super().__init__(
+            f"The {kind} name {name!r} is ambiguous: it is provided by {described}. "
+            f"Ask for {qualified}, or leave one plugin out with LIT_SB3_BLOCK_PLUGINS (one of {blocks})."
+        )
+
+
+class RegistrationError(RegistryError, ValueError):
+    """A registration is malformed: an invalid name, or a target that is not ``"module:attr"`` or a class."""
+
+
+class DuplicateNameError(RegistrationError):
+    """The name is already registered and ``override=True`` was not given.
+
+    Attributes:
+        kind: What was registered.
+        name: The name.
+        existing: Who already provides it (plugin names).
+    """
+
+    def __init__(self, kind: str, name: str, existing: Sequence[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.existing = list(existing)
+        super().__init__(
+            f"The {kind} name {name!r} is already registered by {', '.join(repr(e) for e in existing)}. "
+            f"Pass override=True to replace it for the bare name, or choose another name."
+        )
+
+
+class TargetImportError(RegistryError, ImportError):
+    """A registered ``"module:attr"`` target could not be imported; the message names the owning plugin."""
+
+
+class MissingPluginError(RegistryError, ImportError):
+    """``lit_sb3.<ClassName>`` was asked for, but no installed plugin provides that class."""
+
+
+class PluginError(LitSb3Error):
+    """A plugin could not be loaded or registered (import failure, unknown hook, incompatible core)."""
+
+
+class ConfigurationError(LitSb3Error, ValueError):
+    """Arguments or configuration values that contradict each other or cannot be used."""
+
+
+class EnvError(LitSb3Error, ValueError):
+    """An environment (id, instance, factory or vector env) that cannot be used as given."""
+
+
+class ModelFileError(LitSb3Error, ValueError):
+    """A saved model that cannot be loaded here: corrupt, another algorithm, or other spaces."""

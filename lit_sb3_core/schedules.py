@@ -1,0 +1,76 @@
+"""Hyperparameter schedules as SB3 defines them: functions of ``progress_remaining`` (1 at start, 0 at end).
+
+Hyperparameters must stay plain JSON values (for ``save_hyperparameters`` and LightningCLI), so schedules are
+given as numbers or strings (``"lin_0.001"``) and turned into callables here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Union
+
+Schedule = Callable[[float], float]
+ScheduleLike = Union[float, int, str, Schedule]
+
+__all__ = ["Schedule", "ScheduleLike", "constant_schedule", "linear_schedule", "make_schedule"]
+
+
+class constant_schedule:  # noqa: N801 - reads like a function, is a picklable callable
+    """A schedule that always returns ``value``."""
+
+    def __init__(self, value: float) -> None:
+        self.value = float(value)
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"constant_schedule({self.value})"
+
+
+class linear_schedule:  # noqa: N801
+    """Linear interpolation from ``start`` (progress_remaining=1) to ``end`` (progress_remaining=0)."""
+
+    def __init__(self, start: float, end: float = 0.0) -> None:
+        self.start = float(start)
+        self.end = float(end)
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.end + progress_remaining * (self.start - self.end)
+
+    def __repr__(self) -> str:
+        return f"linear_schedule({self.start}, {self.end})"
+
+
+def make_schedule(value: ScheduleLike, name: str = "value") -> Schedule:
+    """Turn a number, an rl-zoo3 string (``"lin_0.001"``) or a callable into a schedule.
+
+    Raises:
+        ValueError: for strings other than ``lin_<number>`` and for non-finite or negative numbers.
+    """
+    if callable(value):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("lin_"):
+            try:
+                start = float(text[4:])
+            except ValueError:
+                start = float("nan")
+            if start == start and start >= 0:  # not NaN
+                return linear_schedule(start)
+        else:
+            try:
+                return make_schedule(float(text), name)
+            except ValueError:
+                pass
+        raise ValueError(
+            f"{name}={value!r} is not a valid schedule: use a number, 'lin_<start>' (linear from <start> "
+            "to 0 over training, as rl-zoo3 writes it) or a callable of progress_remaining."
+        )
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, 'lin_<start>' or a callable, got {type(value).__name__}.")
+    number = float(value)
+    if not (number >= 0 and number != float("inf")):
+        raise ValueError(f"{name} must be a finite, non-negative number, got {value!r}.")
+    return constant_schedule(number)

@@ -1,0 +1,210 @@
+"""Proximal Policy Optimization with a clipped surrogate objective.
+
+Schulman et al., "Proximal Policy Optimization Algorithms", 2017. https://arxiv.org/abs/1707.06347
+
+Each iteration collects ``n_steps`` steps from each environment (``OnPolicyAlgorithm.collect_rollout``),
+then runs ``n_epochs`` passes of shuffled minibatches over the rollout, minimising
+
+    L = -E[min(r A, clip(r, 1 - eps, 1 + eps) A)] + vf_coef * (V - R)^2 - ent_coef * H
+
+where ``r`` is the probability ratio of the new and old policy and ``A`` the GAE advantage. Defaults and
+logged metrics are those of Stable-Baselines3's PPO.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, ClassVar
+
+import torch
+import torch.nn.functional as F
+
+from lit_sb3_core.algorithms import OnPolicyAlgorithm, explained_variance
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.policies import ActorCriticPolicy
+from lit_sb3_core.schedules import Schedule, make_schedule
+
+__all__ = ["PPO"]
+
+
+class PPO(OnPolicyAlgorithm):
+    """Proximal Policy Optimization (clip variant).
+
+    Args:
+        policy: ``"MlpPolicy"`` or a policy class / import path.
+        env: optional environment (id, Env, factory, VectorEnv) to build the policy and ``learn`` on.
+        learning_rate: Adam step size: number, ``"lin_<start>"`` or callable of progress remaining.
+        n_steps: steps per environment per rollout; the rollout holds ``n_steps * n_envs`` transitions.
+        batch_size: minibatch size.
+        n_epochs: passes over the rollout per iteration.
+        gamma: discount factor.
+        gae_lambda: GAE lambda.
+        clip_range: clipping of the probability ratio (number, ``"lin_<start>"`` or callable).
+        clip_range_vf: clipping of the value prediction around the old value; ``None`` disables it.
+            Depends on the reward scale.
+        normalize_advantage: normalise advantages within each minibatch.
+        ent_coef: entropy bonus weight.
+        vf_coef: value loss weight.
+        max_grad_norm: gradient clipping by global norm.
+        use_sde / sde_sample_freq: generalized State-Dependent Exploration (not yet available).
+        target_kl: stop an iteration's epochs early when the approximate KL exceeds ``1.5 * target_kl``.
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        tensorboard_log: folder for ``learn``'s TensorBoard logs.
+        policy_kwargs: arguments for the policy (``net_arch``, ``activation_fn``, ``ortho_init``, ...).
+        verbose: 1 prints metrics each iteration.
+        seed: random seed for python, numpy, torch and the environments.
+        device: accelerator for ``learn``.
+    """
+
+    algo_name: ClassVar[str] = "ppo"
+    policy_aliases: ClassVar[dict[str, Any]] = {"MlpPolicy": ActorCriticPolicy}
+
+    def __init__(
+        self,
+        policy: Any = "MlpPolicy",
+        env: Any = None,
+        learning_rate: float | str | Schedule = 3e-4,
+        n_steps: int = 2048,
+        batch_size: int = 64,
+        n_epochs: int = 10,
+        gamma: float = 0.99,
+        gae_lambda: float = 0.95,
+        clip_range: float | str | Schedule = 0.2,
+        clip_range_vf: float | str | Schedule | None = None,
+        normalize_advantage: bool = True,
+        ent_coef: float = 0.0,
+        vf_coef: float = 0.5,
+        max_grad_norm: float | None = 0.5,
+        use_sde: bool = False,
+        sde_sample_freq: int = -1,
+        target_kl: float | None = None,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: str = "auto",
+    ) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2:
+            raise ConfigurationError(
+                f"PPO batch_size must be an integer > 1 (advantages are normalised per minibatch), got "
+                f"{batch_size!r}."
+            )
+        if isinstance(n_epochs, bool) or not isinstance(n_epochs, int) or n_epochs < 1:
+            raise ConfigurationError(f"PPO n_epochs must be a positive integer, got {n_epochs!r}.")
+        if target_kl is not None and not target_kl > 0:
+            raise ConfigurationError(f"PPO target_kl must be positive or None, got {target_kl!r}.")
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.clip_range = make_schedule(clip_range, "clip_range")
+        self.clip_range_vf = None if clip_range_vf is None else make_schedule(clip_range_vf, "clip_range_vf")
+        self.normalize_advantage = normalize_advantage
+        self.target_kl = target_kl
+        super().__init__(
+            policy=policy,
+            env=env,
+            learning_rate=learning_rate,
+            n_steps=n_steps,
+            gamma=gamma,
+            gae_lambda=gae_lambda,
+            ent_coef=ent_coef,
+            vf_coef=vf_coef,
+            max_grad_norm=max_grad_norm,
+            use_sde=use_sde,
+            sde_sample_freq=sde_sample_freq,
+            policy_kwargs=policy_kwargs,
+            seed=seed,
+            verbose=verbose,
+            device=device,
+            tensorboard_log=tensorboard_log,
+        )
+
+    def validate_rollout_size(self, rollout_size: int) -> None:
+        remainder = rollout_size % self.batch_size
+        if remainder:
+            warnings.warn(
+                f"PPO: the rollout ({rollout_size} = n_steps * n_envs) is not a multiple of batch_size="
+                f"{self.batch_size}, so each epoch ends with a truncated minibatch of {remainder}. Consider "
+                f"batch_size={self._divisor_near(rollout_size)}.",
+                UserWarning,
+                stacklevel=2,
+            )
+
+    def _divisor_near(self, rollout_size: int) -> int:
+        divisors = [d for d in range(2, rollout_size + 1) if rollout_size % d == 0]
+        return min(divisors, key=lambda d: abs(d - self.batch_size))
+
+    def train_on_rollout(self) -> dict[str, float]:
+        """``n_epochs`` passes of clipped-surrogate minibatch updates over the rollout buffer."""
+        buffer, policy = self.rollout_buffer, self.policy
+        assert buffer is not None and isinstance(policy, torch.nn.Module)
+        optimizer = self.optimizers()
+        learning_rate = self.update_learning_rate(optimizer)
+        clip_range = self.clip_range(self._progress_remaining)
+        clip_range_vf = self.clip_range_vf(self._progress_remaining) if self.clip_range_vf else None
+
+        # Per-minibatch values stay tensors and are reduced once at the end: no .item() in the loop.
+        pg_losses: list[torch.Tensor] = []
+        value_losses: list[torch.Tensor] = []
+        entropy_losses: list[torch.Tensor] = []
+        clip_fractions: list[torch.Tensor] = []
+        approx_kls: list[torch.Tensor] = []
+        loss = torch.zeros(())
+        continue_training = True
+        for _ in range(self.n_epochs):
+            for batch in buffer.minibatches(self.batch_size):
+                values, log_prob, entropy = policy.evaluate_actions(batch.observations, batch.actions)
+                advantages = batch.advantages
+                if self.normalize_advantage and len(advantages) > 1:
+                    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+
+                log_ratio = log_prob - batch.old_log_prob
+                ratio = torch.exp(log_ratio)
+                surrogate = torch.min(
+                    advantages * ratio, advantages * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
+                )
+                policy_loss = -surrogate.mean()
+
+                if clip_range_vf is not None:
+                    values = batch.old_values + torch.clamp(
+                        values - batch.old_values, -clip_range_vf, clip_range_vf
+                    )
+                value_loss = F.mse_loss(batch.returns, values)
+                entropy_loss = -torch.mean(entropy) if entropy is not None else -torch.mean(-log_prob)
+                loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
+
+                with torch.no_grad():
+                    approx_kl = torch.mean((ratio - 1) - log_ratio)
+                    pg_losses.append(policy_loss.detach())
+                    value_losses.append(value_loss.detach())
+                    entropy_losses.append(entropy_loss.detach())
+                    clip_fractions.append(torch.mean((torch.abs(ratio - 1) > clip_range).float()))
+                    approx_kls.append(approx_kl)
+
+                if self.target_kl is not None and approx_kl.item() > 1.5 * self.target_kl:
+                    continue_training = False
+                    if self.verbose >= 1:
+                        print(f"Early stopping at step {self._n_updates} due to reaching max kl: {approx_kl:.2f}")
+                    break
+                self.optimizer_step(optimizer, loss, self.max_grad_norm)
+            self._n_updates += 1
+            if not continue_training:
+                break
+
+        metrics = {
+            "train/entropy_loss": torch.stack(entropy_losses).mean().item(),
+            "train/policy_gradient_loss": torch.stack(pg_losses).mean().item(),
+            "train/value_loss": torch.stack(value_losses).mean().item(),
+            "train/approx_kl": torch.stack(approx_kls).mean().item(),
+            "train/clip_fraction": torch.stack(clip_fractions).mean().item(),
+            "train/loss": float(loss.item()),
+            "train/explained_variance": explained_variance(buffer.values.flatten(), buffer.returns.flatten()),
+            "train/n_updates": self._n_updates,
+            "train/clip_range": clip_range,
+            "train/learning_rate": learning_rate,
+        }
+        if getattr(policy, "log_std", None) is not None:
+            metrics["train/std"] = torch.exp(policy.log_std).mean().item()
+        if clip_range_vf is not None:
+            metrics["train/clip_range_vf"] = clip_range_vf
+        return metrics

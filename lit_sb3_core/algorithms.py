@@ -34,7 +34,7 @@ from gymnasium.vector import VectorEnv
 
 from lit_sb3_core.buffers import RolloutBuffer
 from lit_sb3_core.errors import ConfigurationError, UnknownNameError
-from lit_sb3_core.policies import ActorCriticPolicy, class_to_string, resolve_class
+from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES, class_to_string, resolve_class
 from lit_sb3_core.schedules import Schedule, make_schedule
 from lit_sb3_core.spaces import describe_space, obs_to_tensor, space_from_json, space_to_json
 
@@ -86,6 +86,9 @@ class RLAlgorithm(L.LightningModule):
 
     algo_name: ClassVar[str] = ""
     policy_aliases: ClassVar[dict[str, Any]] = {}
+    # env id -> hyperparameters tuned for it (rl-zoo3's where available); "n_envs" and "n_timesteps"
+    # are run settings, the rest constructor arguments. Used by `lit-sb3 train`.
+    tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = {}
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
         spaces.Box,
         spaces.Discrete,
@@ -725,7 +728,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
             tensorboard_log=tensorboard_log,
         )
 
-    policy_aliases: ClassVar[dict[str, Any]] = {"MlpPolicy": ActorCriticPolicy}
+    policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
 
     def on_fit_start(self) -> None:
         super().on_fit_start()

@@ -82,7 +82,20 @@ def _configure_algos(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pattern", nargs="?", default="*", help="shell-style filter on names, e.g. 'ppo*'")
 
 
+def _configure_train(parser: argparse.ArgumentParser) -> None:
+    from lit_sb3_core._cli_train import configure_train
+
+    configure_train(parser)
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    from lit_sb3_core._cli_train import run_train
+
+    return run_train(args)
+
+
 COMMANDS: list[Command] = [
+    Command("train", "train an algorithm on an environment, then evaluate it", run=_run_train, configure=_configure_train),
     Command("algos", "list the registered algorithms", run=_run_algos, configure=_configure_algos),
     Command("plugins", "list the discovered plugins, loaded or not, and their errors", run=_run_plugins),
 ]

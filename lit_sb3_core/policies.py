@@ -35,6 +35,7 @@ __all__ = [
     "resolve_class",
     "class_to_string",
     "NetArch",
+    "ACTOR_CRITIC_ALIASES",
 ]
 
 NetArch = Union[list[int], dict[str, list[int]], None]
@@ -286,3 +287,7 @@ class ActorCriticPolicy(nn.Module):
     def predict_actions(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
         """Actions only (what ``model.predict`` needs)."""
         return self.get_distribution(obs).get_actions(deterministic)
+
+
+# Policy aliases shared by the actor-critic algorithms (PPO, A2C, TRPO, ...), as SB3 names them.
+ACTOR_CRITIC_ALIASES: dict[str, Any] = {"MlpPolicy": ActorCriticPolicy}

@@ -21,8 +21,9 @@ import torch.nn.functional as F
 
 from lit_sb3_core.algorithms import OnPolicyAlgorithm, explained_variance
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.policies import ActorCriticPolicy
+from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES
 from lit_sb3_core.schedules import Schedule, make_schedule
+from lit_sb3_ppo.hyperparams import TUNED
 
 __all__ = ["PPO"]
 
@@ -57,7 +58,8 @@ class PPO(OnPolicyAlgorithm):
     """
 
     algo_name: ClassVar[str] = "ppo"
-    policy_aliases: ClassVar[dict[str, Any]] = {"MlpPolicy": ActorCriticPolicy}
+    policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
+    tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
 
     def __init__(
         self,

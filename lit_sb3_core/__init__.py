@@ -18,6 +18,7 @@ _EXPORTS: dict[str, str] = {
     "RLEnvDataModule": "lit_sb3_core._datamodule",
     "evaluate_policy": "lit_sb3_core._evaluation",
     "load": "lit_sb3_core._model_file",
+    "tuned_hyperparameters": "lit_sb3_core._tuned",
     # registry
     "make_algo": "lit_sb3_core._registry",
     "get_algo_class": "lit_sb3_core._registry",

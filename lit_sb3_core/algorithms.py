@@ -19,6 +19,7 @@ implements ``training_step`` (or, for on-policy methods, ``train_on_rollout``).
 
 from __future__ import annotations
 
+import inspect
 import logging
 import random
 import time
@@ -177,6 +178,13 @@ class RLAlgorithm(L.LightningModule):
                 raise ConfigurationError(
                     f"{name} supports single-level Dict observations only; keys {nested} hold nested Dicts. "
                     "Flatten them with gymnasium.wrappers.FlattenObservation or a custom wrapper."
+                )
+            leaf_types = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+            odd = {key: describe_space(sub) for key, sub in observation_space.spaces.items() if not isinstance(sub, leaf_types)}
+            if odd:
+                raise ConfigurationError(
+                    f"{name} does not support Dict observations with {odd}; each key must hold a Box, Discrete, "
+                    "MultiDiscrete or MultiBinary space. Flatten the others with a custom wrapper."
                 )
         if isinstance(action_space, spaces.Box) and not (
             np.all(np.isfinite(action_space.low)) and np.all(np.isfinite(action_space.high))
@@ -462,8 +470,12 @@ class RLAlgorithm(L.LightningModule):
         space = self.action_space
         if isinstance(space, spaces.Box):
             array = array.reshape((-1, *space.shape))
+            if getattr(self.policy, "squash_output", False):  # gSDE's tanh-squashed actions are in [-1, 1]
+                array = self.policy.unscale_action(array)  # type: ignore[union-attr,operator]
             array = np.clip(array, space.low, space.high)
-        elif isinstance(space, (spaces.MultiDiscrete, spaces.MultiBinary)):
+        elif isinstance(space, spaces.MultiDiscrete):
+            array = array.reshape((-1, *space.shape)).astype(space.dtype) + space.start
+        elif isinstance(space, spaces.MultiBinary):
             array = array.reshape((-1, *space.shape)).astype(space.dtype)
         elif isinstance(space, spaces.Discrete):
             array = array.reshape(-1).astype(np.int64) + int(space.start)
@@ -679,8 +691,10 @@ class OnPolicyAlgorithm(RLAlgorithm):
         ent_coef: entropy bonus weight.
         vf_coef: value loss weight.
         max_grad_norm: gradient clipping by global norm.
-        use_sde: generalized State-Dependent Exploration (not yet available).
-        sde_sample_freq: gSDE noise resampling frequency.
+        use_sde: generalized State-Dependent Exploration (gSDE) instead of independent Gaussian noise, for
+            Box actions; the policy gets ``use_sde=True`` (gSDE settings go in ``policy_kwargs``).
+        sde_sample_freq: resample gSDE's exploration matrices every this many steps (-1: only at the start
+            of each rollout).
     """
 
     def __init__(
@@ -705,11 +719,10 @@ class OnPolicyAlgorithm(RLAlgorithm):
         _check_positive_int("n_steps", n_steps)
         _check_fraction("gamma", gamma)
         _check_fraction("gae_lambda", gae_lambda)
-        if use_sde:
-            raise ConfigurationError(
-                f"{type(self).__name__}(use_sde=True): gSDE is not available in lit-sb3 yet; "
-                "use the default diagonal Gaussian exploration."
-            )
+        if isinstance(sde_sample_freq, bool) or not isinstance(sde_sample_freq, (int, np.integer)):
+            raise ConfigurationError(f"sde_sample_freq must be an integer (-1: once per rollout), got {sde_sample_freq!r}.")
+        self.use_sde = bool(use_sde)
+        self.sde_sample_freq = int(sde_sample_freq)
         self.n_steps = n_steps
         self.gamma = gamma
         self.gae_lambda = gae_lambda
@@ -729,6 +742,32 @@ class OnPolicyAlgorithm(RLAlgorithm):
         )
 
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
+
+    def _check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+        super()._check_spaces(observation_space, action_space)
+        if self.use_sde and not isinstance(action_space, spaces.Box):
+            raise ConfigurationError(
+                f"{type(self).__name__}(use_sde=True): gSDE needs Box actions, the env has "
+                f"{describe_space(action_space)}. Drop use_sde."
+            )
+
+    def make_policy(self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]) -> torch.nn.Module:
+        """The policy, with the algorithm's ``use_sde`` (SB3 passes it the same way); unknown kwargs are refused."""
+        if "use_sde" in policy_kwargs:
+            raise ConfigurationError(
+                f"Pass use_sde to {type(self).__name__}(use_sde=...), not in policy_kwargs: the algorithm "
+                "resamples the gSDE noise."
+            )
+        if self.use_sde:
+            policy_kwargs = {**policy_kwargs, "use_sde": True}
+        try:
+            inspect.signature(policy_cls).bind(self.observation_space, self.action_space, **policy_kwargs)
+        except TypeError as exc:
+            accepted = [p for p in inspect.signature(policy_cls).parameters if p not in ("observation_space", "action_space")]
+            raise ConfigurationError(
+                f"policy_kwargs do not fit {policy_cls.__name__}: {exc}. It accepts {', '.join(accepted)}."
+            ) from None
+        return super().make_policy(policy_cls, policy_kwargs)
 
     def on_fit_start(self) -> None:
         super().on_fit_start()
@@ -776,16 +815,38 @@ class OnPolicyAlgorithm(RLAlgorithm):
         buffer.reset()
         action_space = self.action_space
         clip_actions = isinstance(action_space, spaces.Box)
+        squash = clip_actions and bool(getattr(policy, "squash_output", False))
+        # Multi-dimensional MultiDiscrete/MultiBinary actions come flat from the policy; MultiDiscrete may start != 0.
+        multi_shape = (
+            (-1, *action_space.shape)
+            if isinstance(action_space, (spaces.MultiDiscrete, spaces.MultiBinary)) and len(action_space.shape) > 1
+            else None
+        )
+        multi_start = action_space.start if isinstance(action_space, spaces.MultiDiscrete) and action_space.start.any() else None
+        use_sde, sde_sample_freq = self.use_sde, self.sde_sample_freq
+        if use_sde:
+            policy.reset_noise(env.num_envs)  # type: ignore[operator]
         step_increment = env.num_envs * self.world_size
         device = self.device
-        for _ in range(self.n_steps):
+        for step in range(self.n_steps):
+            if use_sde and sde_sample_freq > 0 and step > 0 and step % sde_sample_freq == 0:
+                policy.reset_noise(env.num_envs)  # type: ignore[operator]
             obs_tensor = obs_to_tensor(self._last_obs, device)
             actions, values, log_probs = policy(obs_tensor)
             env_actions = actions.cpu().numpy()
             if clip_actions:
-                env_actions = np.clip(env_actions.reshape((-1, *action_space.shape)), action_space.low, action_space.high)
+                env_actions = env_actions.reshape((-1, *action_space.shape))
+                if squash:
+                    env_actions = policy.unscale_action(env_actions)  # type: ignore[operator]
+                else:
+                    env_actions = np.clip(env_actions, action_space.low, action_space.high)
             elif isinstance(action_space, spaces.Discrete) and action_space.start != 0:
                 env_actions = env_actions + int(action_space.start)
+            else:
+                if multi_shape is not None:
+                    env_actions = env_actions.reshape(multi_shape)
+                if multi_start is not None:
+                    env_actions = env_actions + multi_start
             new_obs, rewards, terminated, truncated, infos = env.step(env_actions)
             self.num_timesteps += step_increment
             rewards = np.asarray(rewards, dtype=np.float32)

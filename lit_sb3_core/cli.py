@@ -1,8 +1,10 @@
-"""The ``lit-sb3`` command: ``lit-sb3 algos``, ``lit-sb3 plugins``, ``lit-sb3 --version``.
+"""The ``lit-sb3`` command: train, evaluate, watch, plot and tune agents; list algorithms and plugins.
 
-Listing commands import neither torch nor lightning, so they answer in a fraction of a second. To add a
-subcommand, write a :class:`Command` and append it to :data:`COMMANDS`; a command that parses its own
-arguments (a LightningCLI, say) sets ``raw`` and receives the remaining argv untouched.
+Listing commands import neither torch nor lightning, so they answer in a fraction of a second: each
+command's implementation lives in its own ``_cli_<name>`` module, imported only when that command runs. To
+add a subcommand, write a :class:`Command` and append it to :data:`COMMANDS`; a command that parses its own
+arguments (LightningCLI's ``fit``/``validate``/``test``) sets ``raw`` and receives the remaining argv
+untouched. Bad input (an unknown algorithm, env id or file) is reported in one line, without a traceback.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from lit_sb3_core._version import __version__
 
@@ -94,8 +96,45 @@ def _run_train(args: argparse.Namespace) -> int:
     return run_train(args)
 
 
+def _lightning(subcommand: str) -> Callable[[list[str]], int]:
+    def run(argv: list[str]) -> int:
+        from lit_sb3_core._cli_lightning import run_lightning
+
+        return run_lightning(subcommand, argv)
+
+    return run
+
+
+def _lazy(module: str, function: str) -> Callable[..., int]:
+    """A command function imported from ``lit_sb3_core.<module>`` on first call (keeps startup light)."""
+
+    def call(*args: Any) -> int:
+        import importlib
+
+        return getattr(importlib.import_module(f"lit_sb3_core.{module}"), function)(*args)  # type: ignore[no-any-return]
+
+    return call
+
+
+def _configure_lazy(module: str) -> Callable[[argparse.ArgumentParser], None]:
+    def configure(parser: argparse.ArgumentParser) -> None:
+        import importlib
+
+        importlib.import_module(f"lit_sb3_core.{module}").configure(parser)
+
+    return configure
+
+
 COMMANDS: list[Command] = [
+    Command("fit", "train with LightningCLI: configs, --print_config, --zoo ENV tuned defaults", raw=_lightning("fit")),
+    Command("validate", "evaluate a checkpoint on the validation env with LightningCLI", raw=_lightning("validate")),
+    Command("test", "evaluate a checkpoint on the test env with LightningCLI", raw=_lightning("test")),
     Command("train", "train an algorithm on an environment, then evaluate it", run=_run_train, configure=_configure_train),
+    Command("evaluate", "mean ± std return of a saved model over N episodes", run=_lazy("_cli_evaluate", "run_evaluate"), configure=_configure_lazy("_cli_evaluate")),
+    Command("enjoy", "watch a saved model play (window, or --video DIR)", run=_lazy("_cli_enjoy", "run_enjoy"), configure=_configure_lazy("_cli_enjoy")),
+    Command("plot", "learning curves (mean ± std over runs) from TensorBoard or CSV logs", run=_lazy("_cli_plot", "run_plot"), configure=_configure_lazy("_cli_plot")),
+    Command("tune", "search hyperparameters with Optuna (pruning on evaluation returns)", run=_lazy("_cli_tune", "run_tune"), configure=_configure_lazy("_cli_tune")),
+    Command("doctor", "versions of core, plugins and dependencies; plugins that failed", run=_lazy("_cli_doctor", "run_doctor")),
     Command("algos", "list the registered algorithms", run=_run_algos, configure=_configure_algos),
     Command("plugins", "list the discovered plugins, loaded or not, and their errors", run=_run_plugins),
 ]
@@ -120,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = {command.name: command for command in COMMANDS}
     first = commands.get(args_list[0]) if args_list else None
     if first is not None and first.raw is not None:
-        return first.raw(args_list[1:])
+        return _guarded(first.name, first.raw, args_list[1:])
 
     parser = build_parser()
     args = parser.parse_args(args_list)
@@ -128,7 +167,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if run is None:
         parser.print_help()
         return 0
-    return run(args)
+    return _guarded(args.command, run, args)
+
+
+def _guarded(name: str, run: Callable[[Any], int], args: Any) -> int:
+    """Run a command; bad input is reported in one line (exit status 2), bugs keep their traceback."""
+    from lit_sb3_core._cli_common import is_user_error, report_error
+
+    try:
+        return run(args)
+    except Exception as error:
+        if is_user_error(error):
+            return report_error(name, error)
+        raise
 
 
 # --- output -------------------------------------------------------------------------------------------

@@ -1,11 +1,15 @@
 """Space helpers shared by policies, buffers and model files: shapes, preprocessing and JSON round trips.
 
 Observations reach the networks as float tensors; this module is the one place that knows how each
-gymnasium space turns into one (Discrete becomes one-hot, images are scaled to [0, 1], ...).
+gymnasium space turns into one: Discrete and MultiDiscrete become one-hot vectors, uint8 images are
+scaled to [0, 1], and channel-last (HxWxC) images are transposed to the CxHxW layout convolutions expect,
+which is what Stable-Baselines3's ``VecTransposeImage`` wrapper does at the environment level. Doing it in
+the policy keeps the environment, the rollout buffer and ``predict`` in the environment's own layout.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -15,8 +19,11 @@ from gymnasium import spaces
 
 __all__ = [
     "is_image_space",
+    "is_image_space_channels_first",
+    "channels_first_space",
     "flat_feature_dim",
     "action_dim",
+    "ObsPreprocessor",
     "preprocess_obs",
     "obs_to_tensor",
     "space_to_json",
@@ -25,16 +32,52 @@ __all__ = [
 ]
 
 
-def is_image_space(space: spaces.Space, check_channels: bool = False) -> bool:
-    """True for 3-D uint8 Box spaces in [0, 255], the images SB3's CnnPolicy scales by 1/255."""
-    if not isinstance(space, spaces.Box) or len(space.shape) != 3 or space.dtype != np.uint8:
+def is_image_space(space: spaces.Space, check_channels: bool = False, normalized_image: bool = False) -> bool:
+    """True for 3-D uint8 Box spaces in [0, 255]: the images CnnPolicy handles and scales by 1/255.
+
+    Args:
+        space: any space.
+        check_channels: also require 1, 3 or 4 channels (grey, RGB, RGB-D) on the channel axis.
+        normalized_image: accept any 3-D Box (already-normalised images): skip dtype and bounds checks.
+    """
+    if not isinstance(space, spaces.Box) or len(space.shape) != 3:
         return False
-    if np.any(space.low != 0) or np.any(space.high != 255):
-        return False
+    if not normalized_image:
+        if space.dtype != np.uint8 or np.any(space.low != 0) or np.any(space.high != 255):
+            return False
     if not check_channels:
         return True
-    smallest = min(space.shape[0], space.shape[-1])
-    return smallest in (1, 3, 4)
+    channels = space.shape[0] if is_image_space_channels_first(space) else space.shape[-1]
+    return channels in (1, 3, 4)
+
+
+def is_image_space_channels_first(space: spaces.Box) -> bool:
+    """Guess the layout as SB3 does: the smallest axis holds the channels (CxHxW if it is the first)."""
+    smallest = int(np.argmin(space.shape))
+    if smallest == 1:
+        warnings.warn(
+            f"Treating the image space {describe_space(space)} as channels-last (HxWxC), although its second "
+            "axis is the smallest.",
+            UserWarning,
+            stacklevel=2,
+        )
+    return smallest == 0
+
+
+def _needs_transpose(space: spaces.Space) -> bool:
+    return is_image_space(space) and not is_image_space_channels_first(space)  # type: ignore[arg-type]
+
+
+def channels_first_space(space: spaces.Space) -> spaces.Space:
+    """The space the networks see: channel-last uint8 images (also inside a Dict) become CxHxW."""
+    if isinstance(space, spaces.Dict):
+        return spaces.Dict({key: channels_first_space(sub) for key, sub in space.spaces.items()})
+    if not _needs_transpose(space):
+        return space
+    assert isinstance(space, spaces.Box)
+    return spaces.Box(
+        low=np.moveaxis(space.low, -1, 0), high=np.moveaxis(space.high, -1, 0), dtype=space.dtype  # type: ignore[arg-type]
+    )
 
 
 def flat_feature_dim(space: spaces.Space) -> int:
@@ -53,34 +96,77 @@ def flat_feature_dim(space: spaces.Space) -> int:
 
 
 def action_dim(space: spaces.Space) -> int:
-    """Number of numbers that make one action (1 for Discrete)."""
+    """Number of numbers that make one (flattened) action; 1 for Discrete."""
     if isinstance(space, spaces.Discrete):
         return 1
-    if isinstance(space, (spaces.Box, spaces.MultiBinary)):
+    if isinstance(space, (spaces.Box, spaces.MultiBinary, spaces.MultiDiscrete)):
         return int(np.prod(space.shape))
-    if isinstance(space, spaces.MultiDiscrete):
-        return len(space.nvec)
     raise NotImplementedError(f"Action space {describe_space(space)} is not supported.")
 
 
+class ObsPreprocessor:
+    """``preprocess_obs`` for one space with every per-space decision taken once, at construction.
+
+    Policies call it on every forward pass, so the hot path is a couple of attribute reads and the tensor
+    operations themselves. Batches keep any leading axes (images are transposed with ``movedim``).
+    """
+
+    def __init__(self, space: spaces.Space, normalize_images: bool = True) -> None:
+        self.space = space
+        self.children: dict[str, ObsPreprocessor] = {}
+        self.transpose = self.scale = False
+        self.n, self.start = 0, 0
+        self.nvec: list[int] = []
+        self.starts: list[int] = []
+        if isinstance(space, spaces.Dict):
+            self.kind = "dict"
+            self.children = {key: ObsPreprocessor(sub, normalize_images) for key, sub in space.spaces.items()}
+        elif isinstance(space, spaces.Box):
+            self.kind = "box"
+            image = is_image_space(space)
+            self.transpose = image and not is_image_space_channels_first(space)
+            self.scale = image and normalize_images
+        elif isinstance(space, spaces.Discrete):
+            self.kind = "discrete"
+            self.n, self.start = int(space.n), int(space.start)
+        elif isinstance(space, spaces.MultiDiscrete):
+            self.kind = "multidiscrete"
+            self.nvec = [int(n) for n in np.asarray(space.nvec).reshape(-1)]
+            self.starts = [int(s) for s in np.asarray(space.start).reshape(-1)]
+        elif isinstance(space, spaces.MultiBinary):
+            self.kind = "binary"
+        else:
+            raise NotImplementedError(f"Observation space {describe_space(space)} is not supported.")
+
+    def __call__(self, obs: Any) -> Any:
+        kind = self.kind
+        if kind == "box":
+            if self.transpose:
+                obs = obs.movedim(-1, -3)
+            return obs.float() / 255.0 if self.scale else obs.float()
+        if kind == "discrete":
+            index = obs.long().reshape(-1)
+            return F.one_hot(index - self.start if self.start else index, self.n).float()
+        if kind == "multidiscrete":
+            flat = obs.long().reshape(obs.shape[0], -1)
+            return torch.cat(
+                [
+                    F.one_hot(flat[:, i] - start if start else flat[:, i], n).float()
+                    for i, (n, start) in enumerate(zip(self.nvec, self.starts))
+                ],
+                dim=1,
+            )
+        if kind == "binary":
+            return obs.float()
+        return {key: child(obs[key]) for key, child in self.children.items()}
+
+
 def preprocess_obs(obs: Any, space: spaces.Space, normalize_images: bool = True) -> Any:
-    """Turn a batch of raw observations (tensors in the space's dtype) into float network input."""
-    if isinstance(space, spaces.Box):
-        if normalize_images and is_image_space(space):
-            return obs.float() / 255.0
-        return obs.float()
-    if isinstance(space, spaces.Discrete):
-        return F.one_hot((obs.long() - int(space.start)).reshape(-1), int(space.n)).float()
-    if isinstance(space, spaces.MultiDiscrete):
-        flat = obs.long().reshape(obs.shape[0], -1)
-        return torch.cat(
-            [F.one_hot(flat[:, i], int(n)).float() for i, n in enumerate(space.nvec.reshape(-1))], dim=1
-        )
-    if isinstance(space, spaces.MultiBinary):
-        return obs.float()
-    if isinstance(space, spaces.Dict):
-        return {key: preprocess_obs(obs[key], sub, normalize_images) for key, sub in space.spaces.items()}
-    raise NotImplementedError(f"Observation space {describe_space(space)} is not supported.")
+    """Turn a batch of raw observations (tensors in the space's dtype) into float network input.
+
+    Repeated callers should build an ``ObsPreprocessor`` once instead.
+    """
+    return ObsPreprocessor(space, normalize_images)(obs)
 
 
 def obs_to_tensor(obs: Any, device: torch.device) -> Any:
@@ -103,7 +189,17 @@ def describe_space(space: spaces.Space) -> str:
     if isinstance(space, spaces.Dict):
         inner = ", ".join(f"{k}: {describe_space(v)}" for k, v in space.spaces.items())
         return f"Dict({inner})"
+    if isinstance(space, spaces.Tuple):
+        return f"Tuple({', '.join(describe_space(sub) for sub in space.spaces)})"
     return type(space).__name__
+
+
+def _compact(values: np.ndarray) -> Any:
+    """One number when every entry is equal (image bounds), else the nested list."""
+    flat = values.reshape(-1)
+    if flat.size and np.all(flat == flat[0]):
+        return flat[0].item()
+    return values.tolist()
 
 
 def space_to_json(space: spaces.Space) -> dict[str, Any]:
@@ -111,8 +207,8 @@ def space_to_json(space: spaces.Space) -> dict[str, Any]:
     if isinstance(space, spaces.Box):
         return {
             "type": "Box",
-            "low": space.low.tolist(),
-            "high": space.high.tolist(),
+            "low": _compact(space.low),
+            "high": _compact(space.high),
             "shape": list(space.shape),
             "dtype": str(space.dtype),
         }
@@ -131,9 +227,10 @@ def space_from_json(data: dict[str, Any]) -> spaces.Space:
     """Inverse of ``space_to_json``; raises ValueError on descriptions it does not know."""
     kind = data.get("type")
     if kind == "Box":
-        low = np.asarray(data["low"], dtype=data["dtype"])
-        high = np.asarray(data["high"], dtype=data["dtype"])
-        return spaces.Box(low=low, high=high, shape=tuple(data["shape"]), dtype=data["dtype"])
+        shape = tuple(data["shape"])
+        low = np.array(np.broadcast_to(np.asarray(data["low"], dtype=data["dtype"]), shape))
+        high = np.array(np.broadcast_to(np.asarray(data["high"], dtype=data["dtype"]), shape))
+        return spaces.Box(low=low, high=high, shape=shape, dtype=data["dtype"])
     if kind == "Discrete":
         return spaces.Discrete(int(data["n"]), start=int(data.get("start", 0)))
     if kind == "MultiDiscrete":

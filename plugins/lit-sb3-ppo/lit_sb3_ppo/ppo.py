@@ -32,7 +32,8 @@ class PPO(OnPolicyAlgorithm):
     """Proximal Policy Optimization (clip variant).
 
     Args:
-        policy: ``"MlpPolicy"`` or a policy class / import path.
+        policy: ``"MlpPolicy"``, ``"CnnPolicy"`` (images), ``"MultiInputPolicy"`` (Dict observations), or a
+            policy class / import path.
         env: optional environment (id, Env, factory, VectorEnv) to build the policy and ``learn`` on.
         learning_rate: Adam step size: number, ``"lin_<start>"`` or callable of progress remaining.
         n_steps: steps per environment per rollout; the rollout holds ``n_steps * n_envs`` transitions.
@@ -47,7 +48,10 @@ class PPO(OnPolicyAlgorithm):
         ent_coef: entropy bonus weight.
         vf_coef: value loss weight.
         max_grad_norm: gradient clipping by global norm.
-        use_sde / sde_sample_freq: generalized State-Dependent Exploration (not yet available).
+        use_sde: generalized State-Dependent Exploration (gSDE) for Box actions instead of independent
+            Gaussian noise; its settings (``log_std_init``, ``full_std``, ``use_expln``, ``squash_output``)
+            go in ``policy_kwargs``.
+        sde_sample_freq: resample the gSDE noise every this many steps (-1: once per rollout).
         target_kl: stop an iteration's epochs early when the approximate KL exceeds ``1.5 * target_kl``.
         stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
         tensorboard_log: folder for ``learn``'s TensorBoard logs.

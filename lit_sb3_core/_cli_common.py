@@ -1,0 +1,30 @@
+"""What every ``lit-sb3`` command shares: the error type for bad input, and how such errors are shown."""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["CliError", "is_user_error", "report_error"]
+
+
+class CliError(Exception):
+    """Bad input to a command: printed as one ``lit-sb3 <command>: error: ...`` line, exit status 2."""
+
+
+def is_user_error(error: BaseException) -> bool:
+    """Errors that describe bad input (unknown names, ids, files), shown without a traceback."""
+    from lit_sb3_core.errors import LitSb3Error
+
+    if isinstance(error, (CliError, LitSb3Error, FileNotFoundError)):
+        return True
+    # gymnasium's errors (an unknown env id, a missing optional dependency), without importing gymnasium.
+    return type(error).__module__.startswith("gymnasium.error")
+
+
+def report_error(command: str, error: BaseException) -> int:
+    """Print ``error`` for the user; returns the exit status."""
+    text = str(error).strip() or type(error).__name__
+    if isinstance(error, KeyError) and text.startswith(("'", '"')) and text.endswith(("'", '"')):
+        text = text[1:-1]
+    print(f"lit-sb3 {command}: error: {text}", file=sys.stderr)
+    return 2

@@ -1,0 +1,370 @@
+"""Networks shared by off-policy algorithms: Q networks, continuous critics, actors and target updates.
+
+The building blocks follow Stable-Baselines3's layouts (``qf0``/``qf1`` critics, ``latent_pi``/``mu``/
+``log_std`` for the SAC actor, ``mu`` for the TD3 actor), defaults (ReLU, PyTorch's default init, Adam
+without SB3's on-policy ``eps=1e-5``) and argument names, so ``policy_kwargs`` written for SB3 work here:
+
+* ``QNetwork``: ``Q(s, .)`` for every discrete action (DQN; QR-DQN outputs quantiles with it).
+* ``ContinuousCritic``: ``n_critics`` independent ``Q(s, a)`` networks (SAC, TD3, TQC, CrossQ, DDPG).
+* ``SquashedGaussianActor``: a tanh-squashed diagonal Gaussian (SAC, TQC, CrossQ).
+* ``DeterministicActor``: ``tanh(mu(s))`` (TD3, DDPG).
+* ``OffPolicyPolicy``: the base of the per-algorithm policies that bundle these with their target copies;
+  it owns observation preprocessing and the scaling of Box actions to and from [-1, 1].
+* ``polyak_update``: the soft target update ``target <- (1 - tau) * target + tau * online``, one fused
+  ``torch._foreach_lerp_`` over all parameters.
+
+Policies keep their target networks as submodules, so model files and checkpoints carry them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Union
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import nn
+
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.policies import resolve_class
+from lit_sb3_core.spaces import ObsPreprocessor, channels_first_space, describe_space
+from lit_sb3_core.torch_layers import BaseFeaturesExtractor, CombinedExtractor, FlattenExtractor, NatureCNN
+
+__all__ = [
+    "OffPolicyPolicy",
+    "QNetwork",
+    "ContinuousCritic",
+    "SquashedGaussianActor",
+    "DeterministicActor",
+    "create_mlp",
+    "actor_critic_arch",
+    "polyak_update",
+    "update_target",
+    "freeze",
+    "LOG_STD_MIN",
+    "LOG_STD_MAX",
+]
+
+# Clamp of the SAC actor's log standard deviation (SB3's values).
+LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
+_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+# Inside the log-determinant of tanh: keeps log(1 - tanh(x)^2) finite (SB3's epsilon).
+_TANH_EPS = 1e-6
+
+OffPolicyNetArch = Union[list[int], dict[str, list[int]], None]
+
+
+def create_mlp(
+    input_dim: int,
+    output_dim: int,
+    net_arch: Sequence[int],
+    activation_fn: type[nn.Module] = nn.ReLU,
+    squash_output: bool = False,
+) -> nn.Sequential:
+    """Linear layers of sizes ``net_arch`` with activations, then a linear output (``output_dim <= 0``: none)."""
+    layers: list[nn.Module] = []
+    last = input_dim
+    for size in net_arch:
+        layers += [nn.Linear(last, int(size)), activation_fn()]
+        last = int(size)
+    if output_dim > 0:
+        layers.append(nn.Linear(last, output_dim))
+    if squash_output:
+        layers.append(nn.Tanh())
+    return nn.Sequential(*layers)
+
+
+def _check_sizes(sizes: Any, where: str) -> list[int]:
+    if not isinstance(sizes, (list, tuple)) or not all(
+        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in sizes
+    ):
+        raise ConfigurationError(f"net_arch{where} must be a list of positive layer sizes such as [256, 256], got {sizes!r}.")
+    return [int(n) for n in sizes]
+
+
+def actor_critic_arch(net_arch: OffPolicyNetArch, default: list[int]) -> tuple[list[int], list[int]]:
+    """``[..]`` for both networks or ``dict(pi=[..], qf=[..])`` (SB3's off-policy form) -> (actor, critic)."""
+    if net_arch is None:
+        return list(default), list(default)
+    if isinstance(net_arch, dict):
+        missing = {"pi", "qf"} - set(net_arch)
+        unknown = set(net_arch) - {"pi", "qf"}
+        if missing or unknown:
+            raise ConfigurationError(
+                f"An off-policy net_arch dict needs exactly the keys 'pi' (actor) and 'qf' (critic), got "
+                f"{sorted(net_arch)}: e.g. dict(pi=[256, 256], qf=[400, 300])."
+            )
+        return _check_sizes(net_arch["pi"], "['pi']"), _check_sizes(net_arch["qf"], "['qf']")
+    sizes = _check_sizes(net_arch, "")
+    return sizes, list(sizes)
+
+
+def freeze(module: nn.Module) -> nn.Module:
+    """Exclude ``module`` from autograd and put it in eval mode (target networks)."""
+    module.requires_grad_(False)
+    module.train(False)
+    return module
+
+
+@torch.no_grad()
+def polyak_update(params: Sequence[torch.Tensor], target_params: Sequence[torch.Tensor], tau: float) -> None:
+    """``target <- (1 - tau) * target + tau * params`` for every pair, in one foreach call."""
+    if len(params) != len(target_params):
+        raise ValueError(f"polyak_update got {len(params)} parameters but {len(target_params)} targets.")
+    if not params:
+        return
+    if tau == 1.0:
+        torch._foreach_copy_(list(target_params), list(params))
+    else:
+        torch._foreach_lerp_(list(target_params), list(params), float(tau))
+
+
+def update_target(online: nn.Module, target: nn.Module, tau: float) -> None:
+    """Polyak-update ``target``'s parameters toward ``online``'s; batch-norm running statistics are copied."""
+    polyak_update(list(online.parameters()), list(target.parameters()), tau)
+    stats = [b for name, b in online.named_buffers() if "running_" in name]
+    if stats:
+        targets = [b for name, b in target.named_buffers() if "running_" in name]
+        polyak_update(stats, targets, 1.0)
+
+
+class OffPolicyPolicy(nn.Module):
+    """Base of off-policy policies: preprocessing, features extractors, action scaling, optimizer settings.
+
+    Subclasses build their networks in ``__init__`` and implement ``forward(obs, deterministic)``, which
+    returns actions in the policy's own space: indices for Discrete, values in [-1, 1] for Box (what the
+    replay buffer stores). ``predict_actions`` maps those to the environment's bounds.
+
+    Args:
+        observation_space / action_space: the environment's spaces.
+        features_extractor_class / features_extractor_kwargs: how observations become features
+            (``FlattenExtractor`` for MlpPolicy, ``NatureCNN`` for CnnPolicy, ``CombinedExtractor`` for
+            MultiInputPolicy); classes may be import strings.
+        normalize_images: divide uint8 image observations by 255.
+        optimizer_class / optimizer_kwargs: the optimizer algorithms build over this policy's networks
+            (Adam by default; fused on CPU/GPU when the kwargs leave ``fused``/``foreach`` unset).
+        squash_output: Box actions are bounded to [-1, 1] and rescaled to the space's bounds, which must
+            be finite.
+    """
+
+    def __init__(
+        self,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        features_extractor_class: Any = FlattenExtractor,
+        features_extractor_kwargs: dict[str, Any] | None = None,
+        normalize_images: bool = True,
+        optimizer_class: Any = torch.optim.Adam,
+        optimizer_kwargs: dict[str, Any] | None = None,
+        squash_output: bool = False,
+    ) -> None:
+        super().__init__()
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.normalize_images = normalize_images
+        self.features_extractor_class = resolve_class(features_extractor_class, "features_extractor_class")
+        self.features_extractor_kwargs = dict(features_extractor_kwargs or {})
+        if not normalize_images and self.features_extractor_class in (NatureCNN, CombinedExtractor):
+            self.features_extractor_kwargs.setdefault("normalized_image", True)
+        self.optimizer_class = resolve_class(optimizer_class, "optimizer_class")
+        self.optimizer_kwargs = dict(optimizer_kwargs or {})
+        self.preprocess = ObsPreprocessor(observation_space, normalize_images)
+        self._box_actions = isinstance(action_space, spaces.Box)
+        if self._box_actions and squash_output:
+            low, high = np.asarray(action_space.low), np.asarray(action_space.high)
+            if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+                raise ConfigurationError(
+                    f"{type(self).__name__} squashes actions into the action space's bounds, but "
+                    f"{describe_space(action_space)} is unbounded. Wrap the env with "
+                    "gymnasium.wrappers.ClipAction over a bounded Box, or rescale its actions."
+                )
+            self.register_buffer("action_low", torch.as_tensor(low, dtype=torch.float32).reshape(-1), persistent=False)
+            self.register_buffer("action_high", torch.as_tensor(high, dtype=torch.float32).reshape(-1), persistent=False)
+
+    # construction helpers -----------------------------------------------------------------------------
+    def make_features_extractor(self) -> BaseFeaturesExtractor:
+        """A new features extractor for the space the networks see (channel-first images)."""
+        return self.features_extractor_class(
+            channels_first_space(self.observation_space), **self.features_extractor_kwargs
+        )
+
+    @property
+    def n_actions(self) -> int:
+        """Discrete actions: their number; Box actions: their flat dimension."""
+        if isinstance(self.action_space, spaces.Discrete):
+            return int(self.action_space.n)
+        return int(np.prod(self.action_space.shape))
+
+    # actions --------------------------------------------------------------------------------------------
+    def scale_action(self, actions: torch.Tensor) -> torch.Tensor:
+        """Environment bounds -> [-1, 1]."""
+        return 2.0 * (actions - self.action_low) / (self.action_high - self.action_low) - 1.0
+
+    def unscale_action(self, actions: torch.Tensor) -> torch.Tensor:
+        """[-1, 1] -> environment bounds."""
+        return self.action_low + 0.5 * (actions + 1.0) * (self.action_high - self.action_low)
+
+    def forward(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
+        """Actions in the policy's space for a batch of raw observations."""
+        raise NotImplementedError
+
+    def predict_actions(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
+        """Actions in the environment's space (what ``model.predict`` returns)."""
+        actions = self(obs, deterministic)
+        if self._box_actions and hasattr(self, "action_low"):
+            return self.unscale_action(actions)
+        return actions
+
+
+class QNetwork(nn.Module):
+    """``n_outputs`` values per observation from a features extractor and an MLP (DQN's Q(s, .)).
+
+    Args:
+        features_extractor: maps preprocessed observations to features.
+        n_outputs: outputs (number of actions; ``n_actions * n_quantiles`` for QR-DQN).
+        net_arch: hidden layer sizes.
+        activation_fn: activation class.
+    """
+
+    def __init__(
+        self,
+        features_extractor: BaseFeaturesExtractor,
+        n_outputs: int,
+        net_arch: Sequence[int],
+        activation_fn: type[nn.Module] = nn.ReLU,
+    ) -> None:
+        super().__init__()
+        self.features_extractor = features_extractor
+        self.q_net = create_mlp(features_extractor.features_dim, n_outputs, net_arch, activation_fn)
+
+    def forward(self, obs: Any) -> torch.Tensor:
+        """Values for preprocessed observations."""
+        return self.q_net(self.features_extractor(obs))
+
+
+class ContinuousCritic(nn.Module):
+    """``n_critics`` independent ``Q(s, a)`` networks on shared features (clipped double-Q, TD3 paper).
+
+    Args:
+        features_extractor: its own, or the actor's when ``share_features_extractor`` (then the critic
+            loss does not train it, as in SB3).
+        action_dim: flat action size.
+        net_arch: hidden layer sizes of each Q network.
+        activation_fn: activation class.
+        n_critics: number of Q networks.
+        share_features_extractor: the extractor belongs to the actor.
+    """
+
+    def __init__(
+        self,
+        features_extractor: BaseFeaturesExtractor,
+        action_dim: int,
+        net_arch: Sequence[int],
+        activation_fn: type[nn.Module] = nn.ReLU,
+        n_critics: int = 2,
+        share_features_extractor: bool = False,
+    ) -> None:
+        super().__init__()
+        if isinstance(n_critics, bool) or not isinstance(n_critics, int) or n_critics < 1:
+            raise ConfigurationError(f"n_critics must be a positive integer, got {n_critics!r}.")
+        self.share_features_extractor = share_features_extractor
+        if share_features_extractor:
+            self._shared_extractor = [features_extractor]  # not a submodule: the actor owns it
+        else:
+            self.features_extractor = features_extractor
+        self.n_critics = n_critics
+        in_dim = features_extractor.features_dim + action_dim
+        for index in range(n_critics):
+            self.add_module(f"qf{index}", create_mlp(in_dim, 1, net_arch, activation_fn))
+        self.q_networks: list[nn.Module] = [getattr(self, f"qf{index}") for index in range(n_critics)]
+
+    def features(self, obs: Any) -> torch.Tensor:
+        if self.share_features_extractor:
+            with torch.no_grad():
+                return self._shared_extractor[0](obs)
+        return self.features_extractor(obs)
+
+    def forward(self, obs: Any, actions: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """``(Q_1(s, a), ..., Q_n(s, a))``, each ``(batch, 1)``, for preprocessed observations."""
+        q_input = torch.cat([self.features(obs), actions], dim=1)
+        return tuple(q_net(q_input) for q_net in self.q_networks)
+
+    def q1_forward(self, obs: Any, actions: torch.Tensor) -> torch.Tensor:
+        """The first Q network only (TD3's actor loss); features carry no gradient."""
+        with torch.no_grad():
+            features = self.features(obs)
+        return self.q_networks[0](torch.cat([features, actions], dim=1))
+
+
+class SquashedGaussianActor(nn.Module):
+    """A diagonal Gaussian squashed by tanh into [-1, 1] (Haarnoja et al. 2018, appendix C).
+
+    Args:
+        features_extractor: maps preprocessed observations to features.
+        action_dim: flat action size.
+        net_arch: hidden layer sizes.
+        activation_fn: activation class.
+    """
+
+    def __init__(
+        self,
+        features_extractor: BaseFeaturesExtractor,
+        action_dim: int,
+        net_arch: Sequence[int],
+        activation_fn: type[nn.Module] = nn.ReLU,
+    ) -> None:
+        super().__init__()
+        self.features_extractor = features_extractor
+        self.latent_pi = create_mlp(features_extractor.features_dim, -1, net_arch, activation_fn)
+        last = net_arch[-1] if len(net_arch) > 0 else features_extractor.features_dim
+        self.mu = nn.Linear(last, action_dim)
+        self.log_std = nn.Linear(last, action_dim)
+        self.action_dim = action_dim
+
+    def distribution_params(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean and clamped log standard deviation of the Gaussian before squashing."""
+        latent = self.latent_pi(self.features_extractor(obs))
+        return self.mu(latent), self.log_std(latent).clamp(LOG_STD_MIN, LOG_STD_MAX)
+
+    def forward(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
+        mean, log_std = self.distribution_params(obs)
+        if deterministic:
+            return torch.tanh(mean)
+        return torch.tanh(mean + log_std.exp() * torch.randn_like(mean))
+
+    def action_log_prob(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """A reparameterised sample and its log-likelihood ``(batch,)`` under the squashed distribution."""
+        mean, log_std = self.distribution_params(obs)
+        noise = torch.randn_like(mean)
+        actions = torch.tanh(mean + log_std.exp() * noise)
+        # Gaussian log-density at mean + std * noise is -noise^2 / 2 - log_std - log(sqrt(2 pi)), summed;
+        # the change of variables through tanh subtracts log(1 - tanh^2).
+        log_prob = (-0.5 * noise.square() - log_std - torch.log1p(_TANH_EPS - actions.square())).sum(dim=1)
+        return actions, log_prob - self.action_dim * _LOG_SQRT_2PI
+
+
+class DeterministicActor(nn.Module):
+    """``tanh(MLP(features))``: the deterministic policy of TD3 and DDPG.
+
+    Args:
+        features_extractor: maps preprocessed observations to features.
+        action_dim: flat action size.
+        net_arch: hidden layer sizes.
+        activation_fn: activation class.
+    """
+
+    def __init__(
+        self,
+        features_extractor: BaseFeaturesExtractor,
+        action_dim: int,
+        net_arch: Sequence[int],
+        activation_fn: type[nn.Module] = nn.ReLU,
+    ) -> None:
+        super().__init__()
+        self.features_extractor = features_extractor
+        self.mu = create_mlp(features_extractor.features_dim, action_dim, net_arch, activation_fn, squash_output=True)
+
+    def forward(self, obs: Any) -> torch.Tensor:
+        return self.mu(self.features_extractor(obs))

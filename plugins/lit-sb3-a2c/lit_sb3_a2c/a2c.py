@@ -1,0 +1,170 @@
+"""Advantage Actor-Critic: the synchronous, deterministic variant of A3C.
+
+Mnih et al., "Asynchronous Methods for Deep Reinforcement Learning", 2016. https://arxiv.org/abs/1602.01783
+
+Each iteration collects ``n_steps`` steps from each environment (``OnPolicyAlgorithm.collect_rollout``)
+and takes a *single* gradient step on the whole rollout, minimising
+
+    L = -E[A log pi(a|s)] + vf_coef * (V(s) - R)^2 - ent_coef * H[pi(.|s)]
+
+where ``A`` is the GAE(``gae_lambda``) advantage (``gae_lambda=1``: n-step returns, as in the paper) and
+``R = A + V_old`` the value target. The optimizer is RMSprop (``alpha=0.99``, ``eps=rms_prop_eps``), as in
+the paper and Stable-Baselines3, unless ``use_rms_prop=False`` (Adam) or ``policy_kwargs`` names another
+one, e.g. ``optimizer_class="rmsprop_tf_like"`` for TensorFlow's RMSprop (:class:`RMSpropTFLike`).
+Defaults and logged metrics are those of Stable-Baselines3's A2C.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import torch
+import torch.nn.functional as F
+
+from lit_sb3_a2c.hyperparams import TUNED
+from lit_sb3_a2c.rmsprop_tf_like import RMSpropTFLike
+from lit_sb3_core.algorithms import OnPolicyAlgorithm, explained_variance
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES
+from lit_sb3_core.schedules import Schedule
+
+__all__ = ["A2C", "OPTIMIZER_ALIASES"]
+
+# Short names accepted for ``policy_kwargs["optimizer_class"]`` (case-insensitive), so configs stay plain.
+OPTIMIZER_ALIASES: dict[str, type[torch.optim.Optimizer]] = {
+    "rmsprop_tf_like": RMSpropTFLike,
+    "rmsproptflike": RMSpropTFLike,
+    "rmsprop": torch.optim.RMSprop,
+    "adam": torch.optim.Adam,
+}
+
+
+class A2C(OnPolicyAlgorithm):
+    """Advantage Actor-Critic (A2C).
+
+    Args:
+        policy: ``"MlpPolicy"`` (or another alias of ``ACTOR_CRITIC_ALIASES``), a policy class or import path.
+        env: optional environment (id, Env, factory, VectorEnv) to build the policy and ``learn`` on.
+        learning_rate: optimizer step size: number, ``"lin_<start>"`` or callable of progress remaining.
+        n_steps: steps per environment per update; one update sees ``n_steps * n_envs`` transitions.
+        gamma: discount factor.
+        gae_lambda: GAE lambda; 1.0 gives the classic n-step advantage of the paper.
+        ent_coef: entropy bonus weight.
+        vf_coef: value loss weight.
+        max_grad_norm: gradient clipping by global norm.
+        rms_prop_eps: epsilon of the default RMSprop optimizer (stabilises the square root's denominator).
+        use_rms_prop: RMSprop (``alpha=0.99``, the paper's choice) when True, Adam when False. Ignored when
+            ``policy_kwargs`` sets ``optimizer_class``.
+        use_sde / sde_sample_freq: generalized State-Dependent Exploration (not yet available).
+        normalize_advantage: normalise advantages over the rollout (not in the original algorithm).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        tensorboard_log: folder for ``learn``'s TensorBoard logs.
+        policy_kwargs: arguments for the policy (``net_arch``, ``activation_fn``, ``ortho_init``,
+            ``optimizer_class`` such as ``"rmsprop_tf_like"``, ``optimizer_kwargs``, ...).
+        verbose: 1 prints metrics each iteration.
+        seed: random seed for python, numpy, torch and the environments.
+        device: accelerator for ``learn``.
+    """
+
+    algo_name: ClassVar[str] = "a2c"
+    policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
+    tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
+
+    def __init__(
+        self,
+        policy: Any = "MlpPolicy",
+        env: Any = None,
+        learning_rate: float | str | Schedule = 7e-4,
+        n_steps: int = 5,
+        gamma: float = 0.99,
+        gae_lambda: float = 1.0,
+        ent_coef: float = 0.0,
+        vf_coef: float = 0.5,
+        max_grad_norm: float | None = 0.5,
+        rms_prop_eps: float = 1e-5,
+        use_rms_prop: bool = True,
+        use_sde: bool = False,
+        sde_sample_freq: int = -1,
+        normalize_advantage: bool = False,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: str = "auto",
+    ) -> None:
+        if isinstance(rms_prop_eps, bool) or not isinstance(rms_prop_eps, (int, float)) or not rms_prop_eps >= 0:
+            raise ConfigurationError(f"A2C rms_prop_eps must be a number >= 0, got {rms_prop_eps!r}.")
+        if max_grad_norm is not None and not max_grad_norm > 0:
+            raise ConfigurationError(
+                f"A2C max_grad_norm must be positive (or None to disable clipping), got {max_grad_norm!r}."
+            )
+        self.rms_prop_eps = rms_prop_eps
+        self.use_rms_prop = use_rms_prop
+        self.normalize_advantage = normalize_advantage
+        super().__init__(
+            policy=policy,
+            env=env,
+            learning_rate=learning_rate,
+            n_steps=n_steps,
+            gamma=gamma,
+            gae_lambda=gae_lambda,
+            ent_coef=ent_coef,
+            vf_coef=vf_coef,
+            max_grad_norm=max_grad_norm,
+            use_sde=use_sde,
+            sde_sample_freq=sde_sample_freq,
+            policy_kwargs=policy_kwargs,
+            seed=seed,
+            verbose=verbose,
+            device=device,
+            tensorboard_log=tensorboard_log,
+        )
+
+    def make_policy(self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]) -> torch.nn.Module:
+        """Choose the optimizer as SB3 does; the saved ``policy_kwargs`` stay what the user gave."""
+        kwargs = dict(policy_kwargs)
+        optimizer_class = kwargs.get("optimizer_class")
+        if optimizer_class is None:
+            if self.use_rms_prop:
+                kwargs["optimizer_class"] = torch.optim.RMSprop
+                kwargs["optimizer_kwargs"] = {"alpha": 0.99, "eps": self.rms_prop_eps, "weight_decay": 0}
+        else:
+            if isinstance(optimizer_class, str) and optimizer_class.lower() in OPTIMIZER_ALIASES:
+                optimizer_class = kwargs["optimizer_class"] = OPTIMIZER_ALIASES[optimizer_class.lower()]
+            if kwargs.get("optimizer_kwargs") is None and optimizer_class is not torch.optim.Adam:
+                # SB3 adds eps=1e-5 for Adam only; other optimizers keep their own defaults.
+                kwargs["optimizer_kwargs"] = {}
+        return super().make_policy(policy_cls, kwargs)
+
+    def train_on_rollout(self) -> dict[str, float]:
+        """One gradient step on the whole rollout (A2C's update)."""
+        buffer, policy = self.rollout_buffer, self.policy
+        assert buffer is not None and isinstance(policy, torch.nn.Module)
+        optimizer = self.optimizers()
+        learning_rate = self.update_learning_rate(optimizer)
+
+        (batch,) = buffer.minibatches(None)
+        values, log_prob, entropy = policy.evaluate_actions(batch.observations, batch.actions)
+        advantages = batch.advantages
+        if self.normalize_advantage:
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        policy_loss = -(advantages * log_prob).mean()
+        value_loss = F.mse_loss(batch.returns, values)
+        # Without a closed-form entropy, -log_prob estimates it.
+        entropy_loss = -torch.mean(entropy) if entropy is not None else torch.mean(log_prob)
+        loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
+        self.optimizer_step(optimizer, loss, self.max_grad_norm)
+        self._n_updates += 1
+
+        metrics = {
+            "train/n_updates": self._n_updates,
+            "train/explained_variance": explained_variance(buffer.values.flatten(), buffer.returns.flatten()),
+            "train/entropy_loss": float(entropy_loss.item()),
+            "train/policy_loss": float(policy_loss.item()),
+            "train/value_loss": float(value_loss.item()),
+            "train/learning_rate": learning_rate,
+        }
+        if getattr(policy, "log_std", None) is not None:
+            metrics["train/std"] = torch.exp(policy.log_std).mean().item()
+        return metrics

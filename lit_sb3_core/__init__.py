@@ -35,6 +35,15 @@ _EXPORTS: dict[str, str] = {
     "RLAlgorithm": "lit_sb3_core.algorithms",
     "OnPolicyAlgorithm": "lit_sb3_core.algorithms",
     "ActorCriticPolicy": "lit_sb3_core.policies",
+    # SB3's callbacks
+    "EvalCallback": "lit_sb3_core.callbacks",
+    "CheckpointCallback": "lit_sb3_core.callbacks",
+    "StopTrainingOnRewardThreshold": "lit_sb3_core.callbacks",
+    "StopTrainingOnMaxEpisodes": "lit_sb3_core.callbacks",
+    "StopTrainingOnNoModelImprovement": "lit_sb3_core.callbacks",
+    "EveryNTimesteps": "lit_sb3_core.callbacks",
+    "LogEveryNTimesteps": "lit_sb3_core.callbacks",
+    "CallbackList": "lit_sb3_core.callbacks",
     # errors
     "LitSb3Error": "lit_sb3_core.errors",
 }

@@ -74,6 +74,11 @@ class RLTrainer(L.Trainer):
         max_steps: the budget in *environment steps*, summed over environments and ranks. Required.
         rl_callback: a Lightning callback (or list) added to ``callbacks``: the place SB3-style callbacks go.
         run_name: name of the default TensorBoard run, ``<default_root_dir>/lightning_logs/<run_name>_<N>``.
+        eval_every_n_steps: with a ``val_env`` in the datamodule, evaluate every this many environment
+            steps during ``fit`` (rounded to whole iterations) through Lightning's validation loop, logging
+            ``val/mean_reward`` & co. Ignored when ``val_check_interval`` is given (Lightning's own
+            interval, in iterations). A last evaluation runs when the budget is reached.
+        n_eval_episodes: episodes per evaluation during ``fit``.
         logger: ``None``/``True`` gives that TensorBoard logger; ``False`` disables logging.
         max_epochs, min_epochs, min_steps: rejected; the step budget decides when training ends.
         num_sanity_val_steps: defaults to 0 (a sanity evaluation would cost whole episodes).
@@ -86,6 +91,8 @@ class RLTrainer(L.Trainer):
         rl_callback: Callback | list[Callback] | None = None,
         run_name: str = "run",
         *,
+        eval_every_n_steps: int = 10_000,
+        n_eval_episodes: int = 10,
         accelerator: str | Accelerator = "auto",
         strategy: str | Strategy = "auto",
         devices: list[int] | str | int = "auto",
@@ -131,6 +138,13 @@ class RLTrainer(L.Trainer):
         self._rl_total_timesteps = int(max_steps)
         self._rl_run_name = run_name
         self._rl_last_num_timesteps = 0
+        if isinstance(eval_every_n_steps, bool) or not isinstance(eval_every_n_steps, int) or eval_every_n_steps < 1:
+            raise ValueError(f"eval_every_n_steps must be a positive integer, got {eval_every_n_steps!r}.")
+        if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
+            raise ValueError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
+        self._rl_eval_every_n_steps = eval_every_n_steps
+        self._rl_n_eval_episodes = n_eval_episodes
+        self._rl_val_interval_given = val_check_interval is not None
         root = Path(default_root_dir) if default_root_dir is not None else Path.cwd()
         if logger is None or logger is True:
             log_root = root / "lightning_logs"
@@ -249,6 +263,7 @@ class RLTrainer(L.Trainer):
         """
         _reject_dataloaders("fit", train_dataloaders=train_dataloaders, val_dataloaders=val_dataloaders)
         datamodule = self._resolve_datamodule(model, datamodule, "fit")
+        self._schedule_validation(model, datamodule)
         with _expected_warnings_hidden():
             super().fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=weights_only)
         _ = self.rl_num_timesteps
@@ -337,6 +352,19 @@ class RLTrainer(L.Trainer):
         )
 
     # helpers ------------------------------------------------------------------------------------------
+    def _schedule_validation(self, model: L.LightningModule, datamodule: RLEnvDataModule) -> None:
+        """Turn ``eval_every_n_steps`` into Lightning's ``val_check_interval`` (in iterations)."""
+        model._eval_options = {"n_eval_episodes": self._rl_n_eval_episodes, "deterministic": True}  # type: ignore[union-attr]
+        if self._rl_val_interval_given or datamodule.sources["validate"] is None:
+            return
+        steps_per_iteration = getattr(model, "env_steps_per_iteration", lambda n: None)(
+            datamodule.n_envs * self.world_size
+        )
+        self.val_check_interval = max(1, round(self._rl_eval_every_n_steps / (steps_per_iteration or 1)))
+        # Epochs never end in RL runs: count iterations over the whole run, which also tells ModelCheckpoint
+        # and EarlyStopping to act after each validation rather than at an epoch end.
+        self.check_val_every_n_epoch = None
+
     def _model_for(self, model: L.LightningModule | None, stage: str) -> L.LightningModule:
         resolved = model if model is not None else self.lightning_module
         if resolved is None:
@@ -402,21 +430,33 @@ class RLTrainer(L.Trainer):
         }
         run = super().validate if stage == "validate" else super().test
         with _expected_warnings_hidden():
-            results = run(
-                model, ckpt_path=ckpt_path, verbose=verbose, datamodule=datamodule, weights_only=weights_only
-            )
+            # Results are logged against environment steps by the model, so Lightning's own return value
+            # (metrics it logged itself) is empty; the model keeps what it measured.
+            run(model, ckpt_path=ckpt_path, verbose=False, datamodule=datamodule, weights_only=weights_only)
         prefix = "val" if stage == "validate" else "test"
-        cleaned = [_clean_result(result, prefix) for result in results]
+        result = _clean_result(model._last_eval_results, prefix)  # type: ignore[union-attr]
+        if verbose:
+            _print_results(result, "Validation" if stage == "validate" else "Test")
         mean_key = f"{prefix}/mean_reward"
-        if reward_threshold is not None and cleaned and cleaned[0][mean_key] < reward_threshold:
-            raise AssertionError(
-                f"Mean reward {cleaned[0][mean_key]:.2f} is below reward_threshold={reward_threshold:.2f}."
-            )
-        if return_episode_rewards and cleaned:
+        if reward_threshold is not None and result[mean_key] < reward_threshold:
+            raise AssertionError(f"Mean reward {result[mean_key]:.2f} is below reward_threshold={reward_threshold:.2f}.")
+        if return_episode_rewards:
             rewards, lengths = model._last_episode_results  # type: ignore[union-attr]
-            cleaned[0][f"{prefix}/episode_rewards"] = [float(r) for r in rewards]
-            cleaned[0][f"{prefix}/episode_lengths"] = [int(n) for n in lengths]
-        return cleaned
+            result[f"{prefix}/episode_rewards"] = [float(r) for r in rewards]
+            result[f"{prefix}/episode_lengths"] = [int(n) for n in lengths]
+        return [result]
+
+
+def _print_results(result: Mapping[str, Any], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{title} results")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, value in result.items():
+        table.add_row(key, f"{value:.2f}" if isinstance(value, float) else str(value))
+    Console().print(table)
 
 
 def _clean_result(result: Mapping[str, Any], prefix: str) -> dict[str, Any]:

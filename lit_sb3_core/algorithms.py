@@ -319,6 +319,13 @@ class RLAlgorithm(L.LightningModule):
     def total_timesteps(self) -> int:
         return int(self.trainer.rl_total_timesteps)
 
+    def env_steps_per_iteration(self, n_envs: int) -> int | None:
+        """Environment steps one iteration takes with ``n_envs`` envs in total (None: it varies).
+
+        RLTrainer uses it to turn ``eval_every_n_steps`` into Lightning's ``val_check_interval``.
+        """
+        return None
+
     def update_progress(self) -> None:
         """``progress_remaining`` goes from 1 to 0 over the step budget; schedules read it."""
         total = max(1, self.total_timesteps)
@@ -409,17 +416,18 @@ class RLAlgorithm(L.LightningModule):
             use_masking=options.get("use_masking", False),
         )
         self._last_episode_results = (rewards, lengths)
-        results = {
+        self._last_eval_results = results = {
             f"{prefix}/mean_reward": float(np.mean(rewards)),
             f"{prefix}/std_reward": float(np.std(rewards)),
             f"{prefix}/mean_episode_length": float(np.mean(lengths)),
             f"{prefix}/std_episode_length": float(np.std(lengths)),
             f"{prefix}/n_eval_episodes": float(len(rewards)),
         }
-        self.log_dict(results, batch_size=1, sync_dist=False)
-        if self.trainer.training or stage == "validate":
-            for logger in self.loggers:
-                logger.log_metrics(results, step=self.num_timesteps)
+        # Through Lightning (callback metrics for ModelCheckpoint/EarlyStopping and the returned results),
+        # but written to the loggers here, against environment steps rather than optimizer steps.
+        self.log_dict(results, batch_size=1, logger=False)
+        for logger in self.loggers:
+            logger.log_metrics(results, step=self.num_timesteps)
 
     # SB3 surface ----------------------------------------------------------------------------------
     def predict(
@@ -638,18 +646,26 @@ def _accelerator(device: str) -> str:
 
 
 def _as_lightning_callbacks(callback: Any) -> list[Any]:
+    """SB3's ``callback=`` argument: a callback, a list of them, or a function ``fn(locals, globals)``."""
     from lightning.pytorch.callbacks import Callback
+
+    from lit_sb3_core.callbacks import FunctionCallback
 
     if callback is None:
         return []
     items = list(callback) if isinstance(callback, (list, tuple)) else [callback]
+    converted = []
     for item in items:
-        if not isinstance(item, Callback):
+        if isinstance(item, Callback):
+            converted.append(item)
+        elif callable(item):
+            converted.append(FunctionCallback(item))
+        else:
             raise TypeError(
-                f"callback must be a lightning.pytorch.callbacks.Callback (or a list of them), got "
-                f"{type(item).__name__}."
+                f"callback must be a Lightning/lit-sb3 callback, a list of them, or a function "
+                f"fn(locals, globals) -> bool; got {type(item).__name__}."
             )
-    return items
+    return converted
 
 
 @contextmanager
@@ -791,6 +807,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
                 gae_lambda=self.gae_lambda,
             )
 
+    def env_steps_per_iteration(self, n_envs: int) -> int | None:
+        return self.n_steps * n_envs
+
     def validate_rollout_size(self, rollout_size: int) -> None:
         """Hook for checks that need the rollout size (PPO warns when batch_size does not divide it)."""
 
@@ -832,7 +851,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
             if use_sde and sde_sample_freq > 0 and step > 0 and step % sde_sample_freq == 0:
                 policy.reset_noise(env.num_envs)  # type: ignore[operator]
             obs_tensor = obs_to_tensor(self._last_obs, device)
-            actions, values, log_probs = policy(obs_tensor)
+            actions, values, log_probs = self.rollout_forward(obs_tensor)
             env_actions = actions.cpu().numpy()
             if clip_actions:
                 env_actions = env_actions.reshape((-1, *action_space.shape))
@@ -856,9 +875,21 @@ class OnPolicyAlgorithm(RLAlgorithm):
             buffer.add(obs_tensor, actions, rewards, self._last_episode_starts, values, log_probs)
             self._last_obs = new_obs
             self._last_episode_starts = np.logical_or(terminated, truncated)
-        last_values = policy.predict_values(obs_to_tensor(self._last_obs, device))  # type: ignore[operator]
+        last_values = self.rollout_values(obs_to_tensor(self._last_obs, device))
         buffer.compute_returns_and_advantage(last_values, self._last_episode_starts)
         policy.train(True)
+
+    def rollout_forward(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(actions, values, log_probs)`` for the training envs' current observations, during a rollout.
+
+        Recurrent policies override this and ``rollout_values`` to carry their hidden state across steps.
+        """
+        return self.policy(obs)  # type: ignore[misc]
+
+    def rollout_values(self, obs: Any, env_indices: np.ndarray | None = None) -> torch.Tensor:
+        """V(obs) during a rollout: ``env_indices`` given, the final observations of those envs' truncated
+        episodes; ``None``, every env's next observation (the bootstrap at the end of the rollout)."""
+        return self.policy.predict_values(obs)  # type: ignore[union-attr,operator]
 
     def _final_values(self, infos: dict[str, Any], mask: np.ndarray) -> np.ndarray:
         """V(final observation) for envs whose episode was truncated, zeros elsewhere."""
@@ -869,7 +900,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
         else:
             batch = np.stack([final_obs[i] for i in indices])
         values = np.zeros(mask.shape, dtype=np.float32)
-        values[indices] = self.policy.predict_values(obs_to_tensor(batch, self.device)).cpu().numpy()  # type: ignore[union-attr,operator]
+        values[indices] = self.rollout_values(obs_to_tensor(batch, self.device), indices).cpu().numpy()
         return values
 
 

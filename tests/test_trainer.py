@@ -120,3 +120,37 @@ def test_predict_returns_actions_and_states() -> None:
     assert np.asarray(action).shape == (1,)
     with pytest.raises(ValueError, match="observation"):
         trainer.predict(model)
+
+
+def test_evaluation_during_fit_every_n_env_steps_feeds_model_checkpoint(tmp_path: Path) -> None:
+    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    checkpoint = ModelCheckpoint(dirpath=tmp_path / "best", monitor="val/mean_reward", mode="max", save_top_k=1)
+    trainer = RLTrainer(
+        max_steps=1024, eval_every_n_steps=256, n_eval_episodes=2, default_root_dir=tmp_path,
+        enable_progress_bar=False, callbacks=[checkpoint],
+    )  # fmt: skip
+    model = PPO(seed=0, **SMALL)
+    trainer.fit(model, datamodule=RLEnvDataModule(train_env="CartPole-v1", val_env="CartPole-v1", n_envs=2))
+    assert trainer.val_check_interval == 4  # 256 steps / (32 steps x 2 envs)
+    events = EventAccumulator(trainer.logger.log_dir)
+    events.Reload()
+    steps = [event.step for event in events.Scalars("val/mean_reward")]
+    assert steps == [256, 512, 768, 1024]
+    assert checkpoint.best_model_path and checkpoint.best_model_score is not None
+    assert "val/mean_reward" in trainer.callback_metrics
+    # EarlyStopping reads the same metric, unchanged: an impossible delta stops after `patience` checks.
+    stopper = EarlyStopping(monitor="val/mean_reward", mode="max", patience=1, min_delta=10_000)
+    trainer = RLTrainer(max_steps=10_000, eval_every_n_steps=64, n_eval_episodes=1, logger=False,
+                        enable_progress_bar=False, enable_checkpointing=False, callbacks=[stopper])  # fmt: skip
+    model = PPO(seed=0, **SMALL)
+    trainer.fit(model, datamodule=RLEnvDataModule(train_env="CartPole-v1", val_env="CartPole-v1", n_envs=2))
+    assert model.num_timesteps == 128 and stopper.stopped_epoch == 0 and trainer.should_stop
+
+
+def test_no_val_env_means_no_evaluation_during_fit() -> None:
+    trainer = quiet_trainer(256, eval_every_n_steps=64)
+    model = PPO(seed=0, **SMALL)
+    trainer.fit(model, datamodule=RLEnvDataModule(train_env="CartPole-v1"))
+    assert "val/mean_reward" not in trainer.callback_metrics

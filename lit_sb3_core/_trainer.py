@@ -46,6 +46,9 @@ logging.getLogger("lightning.pytorch.utilities.rank_zero").addFilter(_HideAdvert
 _EXPECTED_WARNINGS = (
     r"Total length of .* across ranks is zero",
     r".*isinstance\(treespec, LeafSpec\)",
+    # ModelCheckpoint(every_n_train_steps) with manual optimization: a checkpoint taken after the
+    # iteration's updates is exactly the state a resumed run continues from.
+    r"Using ModelCheckpoint with manual optimization and every_n_train_steps",
 )
 
 
@@ -264,6 +267,8 @@ class RLTrainer(L.Trainer):
         _reject_dataloaders("fit", train_dataloaders=train_dataloaders, val_dataloaders=val_dataloaders)
         datamodule = self._resolve_datamodule(model, datamodule, "fit")
         self._schedule_validation(model, datamodule)
+        if ckpt_path == "last":
+            ckpt_path = self._find_last_checkpoint() or ckpt_path
         with _expected_warnings_hidden():
             super().fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=weights_only)
         _ = self.rl_num_timesteps
@@ -352,6 +357,20 @@ class RLTrainer(L.Trainer):
         )
 
     # helpers ------------------------------------------------------------------------------------------
+    def _find_last_checkpoint(self) -> str | None:
+        """The newest checkpoint of this run name: ``ckpt_path="last"`` resumes across trainer instances.
+
+        Each RLTrainer logs to a new ``<run_name>_<N>`` folder, where Lightning's own ``"last"`` lookup
+        would find nothing; this also searches the run's earlier folders and every ModelCheckpoint dirpath.
+        """
+        from lightning.pytorch.callbacks import ModelCheckpoint
+
+        folders = [Path(cb.dirpath) for cb in self.callbacks if isinstance(cb, ModelCheckpoint) and cb.dirpath]
+        root = Path(self.default_root_dir) / "lightning_logs"
+        folders += [run / "checkpoints" for run in root.glob(f"{self._rl_run_name}_*")]
+        found = [path for folder in folders if folder.is_dir() for path in folder.glob("*.ckpt")]
+        return str(max(found, key=lambda path: path.stat().st_mtime)) if found else None
+
     def _schedule_validation(self, model: L.LightningModule, datamodule: RLEnvDataModule) -> None:
         """Turn ``eval_every_n_steps`` into Lightning's ``val_check_interval`` (in iterations)."""
         model._eval_options = {"n_eval_episodes": self._rl_n_eval_episodes, "deterministic": True}  # type: ignore[union-attr]

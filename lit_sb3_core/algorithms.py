@@ -33,6 +33,7 @@ import torch
 from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 
+from lit_sb3_core._rng import capture_rng_state, restore_rng_state
 from lit_sb3_core.buffers import RolloutBuffer
 from lit_sb3_core.errors import ConfigurationError, UnknownNameError
 from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES, class_to_string, resolve_class
@@ -139,6 +140,9 @@ class RLAlgorithm(L.LightningModule):
         self._fit_start_timesteps = 0
         self._ep_info_window: Any = None
         self._seeded_eval_envs: list[VectorEnv] = []
+        self._last_obs: Any = None
+        self._last_episode_starts: np.ndarray | None = None
+        self._restored_episode_stats: tuple[list[float], list[int]] = ([], [])
         self._pending_optimizer_states: list[dict[str, Any]] = []  # from a model file, applied at fit start
         if env is not None:
             self._build(*self._probe_spaces(env))
@@ -180,7 +184,11 @@ class RLAlgorithm(L.LightningModule):
                     "Flatten them with gymnasium.wrappers.FlattenObservation or a custom wrapper."
                 )
             leaf_types = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
-            odd = {key: describe_space(sub) for key, sub in observation_space.spaces.items() if not isinstance(sub, leaf_types)}
+            odd = {
+                key: describe_space(sub)
+                for key, sub in observation_space.spaces.items()
+                if not isinstance(sub, leaf_types)
+            }
             if odd:
                 raise ConfigurationError(
                     f"{name} does not support Dict observations with {odd}; each key must hold a Box, Discrete, "
@@ -288,11 +296,23 @@ class RLAlgorithm(L.LightningModule):
                 f"steps there), not {type(self.trainer).__name__}."
             )
         datamodule = self.datamodule
-        self._env = datamodule.get_env("fit")
+        env = datamodule.get_env("fit")
+        if env is not self._env or self._last_obs is None:
+            # A new environment (or a resumed run) starts fresh episodes; learn(reset_num_timesteps=False)
+            # on the same environment continues the episodes in flight, as SB3 does.
+            self._env = env
+            seed = datamodule.env_seed("fit", self.seed)
+            if seed is not None and self.num_timesteps > 0:
+                seed += self.num_timesteps  # a resumed run does not replay the first episodes
+            self._reset_env(seed)
         self._ep_info_window = getattr(self._env, "return_queue", None)
+        returns, lengths = self._restored_episode_stats
+        if returns and self._ep_info_window is not None:
+            self._env.return_queue.extend(returns)  # type: ignore[union-attr]
+            self._env.length_queue.extend(lengths)  # type: ignore[union-attr]
+        self._restored_episode_stats = ([], [])
         self._fit_start_time = time.perf_counter()
         self._fit_start_timesteps = self.num_timesteps
-        self._reset_env(datamodule.env_seed("fit", self.seed))
         if self._pending_optimizer_states:
             for optimizer, state in zip(self.trainer.optimizers, self._pending_optimizer_states):
                 optimizer.load_state_dict(state)
@@ -533,6 +553,7 @@ class RLAlgorithm(L.LightningModule):
         if reset_num_timesteps:
             self.num_timesteps = 0
             self.iterations = 0
+            self._last_obs = None
         log_dir = self.hparams.get("tensorboard_log")
         callbacks = _as_lightning_callbacks(callback)
         with _quiet_lightning(self.verbose):
@@ -608,6 +629,9 @@ class RLAlgorithm(L.LightningModule):
             "n_updates": self._n_updates,
             "observation_space": space_to_json(self.observation_space),
             "action_space": space_to_json(self.action_space),
+            "rng": capture_rng_state(),
+            "episode_returns": [float(r) for r in getattr(self._env, "return_queue", [])],
+            "episode_lengths": [int(n) for n in getattr(self._env, "length_queue", [])],
         }
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
@@ -625,6 +649,9 @@ class RLAlgorithm(L.LightningModule):
         self.num_timesteps = int(state["num_timesteps"])
         self.iterations = int(state["iterations"])
         self._n_updates = int(state["n_updates"])
+        if "rng" in state:
+            restore_rng_state(state["rng"])
+        self._restored_episode_stats = (state.get("episode_returns", []), state.get("episode_lengths", []))
 
 
 _STAGES = {"fit": "fit", "validate": "validate", "test": "test", "predict": "predict"}
@@ -736,7 +763,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
         _check_fraction("gamma", gamma)
         _check_fraction("gae_lambda", gae_lambda)
         if isinstance(sde_sample_freq, bool) or not isinstance(sde_sample_freq, (int, np.integer)):
-            raise ConfigurationError(f"sde_sample_freq must be an integer (-1: once per rollout), got {sde_sample_freq!r}.")
+            raise ConfigurationError(
+                f"sde_sample_freq must be an integer (-1: once per rollout), got {sde_sample_freq!r}."
+            )
         self.use_sde = bool(use_sde)
         self.sde_sample_freq = int(sde_sample_freq)
         self.n_steps = n_steps
@@ -768,7 +797,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
             )
 
     def make_policy(self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]) -> torch.nn.Module:
-        """The policy, with the algorithm's ``use_sde`` (SB3 passes it the same way); unknown kwargs are refused."""
+        """The policy, given the algorithm's ``use_sde`` as SB3 does; unknown policy_kwargs are refused."""
         if "use_sde" in policy_kwargs:
             raise ConfigurationError(
                 f"Pass use_sde to {type(self).__name__}(use_sde=...), not in policy_kwargs: the algorithm "
@@ -779,7 +808,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
         try:
             inspect.signature(policy_cls).bind(self.observation_space, self.action_space, **policy_kwargs)
         except TypeError as exc:
-            accepted = [p for p in inspect.signature(policy_cls).parameters if p not in ("observation_space", "action_space")]
+            skip = ("observation_space", "action_space")
+            accepted = [p for p in inspect.signature(policy_cls).parameters if p not in skip]
             raise ConfigurationError(
                 f"policy_kwargs do not fit {policy_cls.__name__}: {exc}. It accepts {', '.join(accepted)}."
             ) from None
@@ -835,13 +865,18 @@ class OnPolicyAlgorithm(RLAlgorithm):
         action_space = self.action_space
         clip_actions = isinstance(action_space, spaces.Box)
         squash = clip_actions and bool(getattr(policy, "squash_output", False))
-        # Multi-dimensional MultiDiscrete/MultiBinary actions come flat from the policy; MultiDiscrete may start != 0.
+        # Multi-dimensional MultiDiscrete/MultiBinary actions come flat from the policy; MultiDiscrete
+        # spaces may start at values other than 0.
         multi_shape = (
             (-1, *action_space.shape)
             if isinstance(action_space, (spaces.MultiDiscrete, spaces.MultiBinary)) and len(action_space.shape) > 1
             else None
         )
-        multi_start = action_space.start if isinstance(action_space, spaces.MultiDiscrete) and action_space.start.any() else None
+        multi_start = (
+            action_space.start
+            if isinstance(action_space, spaces.MultiDiscrete) and action_space.start.any()
+            else None
+        )
         use_sde, sde_sample_freq = self.use_sde, self.sde_sample_freq
         if use_sde:
             policy.reset_noise(env.num_envs)  # type: ignore[operator]

@@ -1,0 +1,47 @@
+"""Random-generator states of python, numpy and torch as checkpoint-safe values (tensors, ints, lists).
+
+Checkpoints must load with ``torch.load(weights_only=True)``, which admits tensors and plain containers
+only, so numpy's and python's state tuples are converted both ways here.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["capture_rng_state", "restore_rng_state"]
+
+
+def capture_rng_state() -> dict[str, Any]:
+    kind, keys, pos, has_gauss, cached_gaussian = np.random.get_state()  # type: ignore[misc]
+    version, python_state, gauss = random.getstate()
+    return {
+        "torch": torch.get_rng_state(),
+        "numpy": {
+            "kind": str(kind),
+            "keys": torch.from_numpy(np.asarray(keys, dtype=np.int64)),
+            "pos": int(pos),
+            "has_gauss": int(has_gauss),
+            "cached_gaussian": float(cached_gaussian),
+        },
+        "python": {"version": int(version), "state": list(python_state), "gauss": gauss},
+    }
+
+
+def restore_rng_state(state: dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    numpy_state = state["numpy"]
+    np.random.set_state(
+        (
+            numpy_state["kind"],
+            numpy_state["keys"].numpy().astype(np.uint32),
+            numpy_state["pos"],
+            numpy_state["has_gauss"],
+            numpy_state["cached_gaussian"],
+        )
+    )
+    python_state = state["python"]
+    random.setstate((python_state["version"], tuple(python_state["state"]), python_state["gauss"]))

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from lit_sb3_core._datamodule import RLEnvDataModule
     from lit_sb3_core._trainer import RLTrainer
 
-__all__ = ["RLAlgorithm", "OnPolicyAlgorithm", "explained_variance"]
+__all__ = ["RLAlgorithm", "OnPolicyAlgorithm", "explained_variance", "make_optimizer", "set_random_seed"]
 
 _log = logging.getLogger(__name__)
 
@@ -285,7 +285,7 @@ class RLAlgorithm(L.LightningModule):
         policy = self._require_policy()
         optimizer_class = getattr(policy, "optimizer_class", torch.optim.Adam)
         optimizer_kwargs = getattr(policy, "optimizer_kwargs", {})
-        return optimizer_class(policy.parameters(), lr=self.lr_schedule(1.0), **optimizer_kwargs)
+        return make_optimizer(optimizer_class, policy.parameters(), self.lr_schedule(1.0), optimizer_kwargs)
 
     def on_fit_start(self) -> None:
         from lit_sb3_core._trainer import RLTrainer
@@ -662,6 +662,23 @@ def set_random_seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
+
+
+def make_optimizer(
+    optimizer_class: type[torch.optim.Optimizer], params: Any, lr: float, kwargs: dict[str, Any]
+) -> torch.optim.Optimizer:
+    """Build an optimizer, choosing torch's fused Adam/AdamW kernels unless the caller chose an implementation.
+
+    The fused kernels update all parameters in one call; with the small networks of RL that makes an
+    optimizer step markedly cheaper than the default per-tensor loop (the numerics are the same algorithm).
+    """
+    params = list(params)
+    kwargs = dict(kwargs)
+    fusable = optimizer_class in (torch.optim.Adam, torch.optim.AdamW)
+    if fusable and not {"fused", "foreach"} & set(kwargs):
+        if params and all(p.device.type in ("cpu", "cuda") and p.dtype.is_floating_point for p in params):
+            kwargs["fused"] = True
+    return optimizer_class(params, lr=lr, **kwargs)
 
 
 def _accelerator(device: str) -> str:

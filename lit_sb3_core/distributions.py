@@ -22,11 +22,11 @@ from gymnasium import spaces
 from torch import nn
 
 __all__ = [
-    "Distribution",
-    "CategoricalDistribution",
-    "MultiCategoricalDistribution",
     "BernoulliDistribution",
+    "CategoricalDistribution",
     "DiagGaussianDistribution",
+    "Distribution",
+    "MultiCategoricalDistribution",
     "StateDependentNoise",
     "StateDependentNoiseDistribution",
     "make_distribution",
@@ -135,7 +135,9 @@ class DiagGaussianDistribution(Distribution):
         self.log_std = log_std.expand_as(mean)
 
     @staticmethod
-    def make_head(latent_dim: int, action_dim: int, log_std_init: float = 0.0) -> tuple[nn.Module, nn.Parameter]:
+    def make_head(
+        latent_dim: int, action_dim: int, log_std_init: float = 0.0
+    ) -> tuple[nn.Module, nn.Parameter]:
         return nn.Linear(latent_dim, action_dim), nn.Parameter(torch.full((action_dim,), float(log_std_init)))
 
     def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
@@ -215,7 +217,9 @@ class StateDependentNoise:
         """Draw new exploration matrices: one shared, and one per environment for ``batch_size`` envs."""
         std = self.get_std(log_std)
         self.exploration_mat = torch.randn_like(std) * std
-        self.exploration_matrices = torch.randn((batch_size, *std.shape), dtype=std.dtype, device=std.device) * std
+        self.exploration_matrices = (
+            torch.randn((batch_size, *std.shape), dtype=std.dtype, device=std.device) * std
+        )
 
     def distribution(
         self, mean_actions: torch.Tensor, log_std: torch.Tensor, latent_sde: torch.Tensor
@@ -223,7 +227,7 @@ class StateDependentNoise:
         return StateDependentNoiseDistribution(mean_actions, self.get_std(log_std), latent_sde, self)
 
     def noise(self, latent_sde: torch.Tensor) -> torch.Tensor:
-        """``latent_sde @ W``: per-environment matrices when the batch is one row per env, else the shared one."""
+        """``latent_sde @ W``: one matrix per env when the batch has one row per env, else the shared one."""
         assert self.exploration_mat is not None and self.exploration_matrices is not None
         if self.exploration_mat.device != latent_sde.device:  # the policy moved since the last resampling
             self.exploration_mat = self.exploration_mat.to(latent_sde.device)

@@ -40,16 +40,16 @@ from lit_sb3_core.torch_layers import (
 )
 
 __all__ = [
+    "ACTOR_CRITIC_ALIASES",
+    "ActorCriticCnnPolicy",
+    "ActorCriticPolicy",
     "BaseFeaturesExtractor",
     "FlattenExtractor",
     "MlpExtractor",
-    "ActorCriticPolicy",
-    "ActorCriticCnnPolicy",
     "MultiInputActorCriticPolicy",
-    "resolve_class",
-    "class_to_string",
     "NetArch",
-    "ACTOR_CRITIC_ALIASES",
+    "class_to_string",
+    "resolve_class",
 ]
 
 _ACTIVATIONS: dict[str, type[nn.Module]] = {
@@ -105,7 +105,8 @@ def _subclass(value: Any, base: type, kind: str, example: str) -> type:
     cls = resolve_class(value, kind)
     if not (isinstance(cls, type) and issubclass(cls, base)):
         raise ConfigurationError(
-            f"{kind} must be a subclass of {base.__module__}.{base.__qualname__} (class or name), got {value!r}. "
+            f"{kind} must be a subclass of {base.__module__}.{base.__qualname__} (class or name), "
+            f"got {value!r}. "
             f"Example: {example}."
         )
     return cls
@@ -175,7 +176,9 @@ class ActorCriticPolicy(nn.Module):
         self.use_sde = use_sde
         self.squash_output = squash_output
         self.share_features_extractor = share_features_extractor
-        self.optimizer_class = _subclass(optimizer_class, torch.optim.Optimizer, "optimizer_class", "'torch.optim:RMSprop'")
+        self.optimizer_class = _subclass(
+            optimizer_class, torch.optim.Optimizer, "optimizer_class", "'torch.optim:RMSprop'"
+        )
         if optimizer_kwargs is None:
             optimizer_kwargs = {"eps": 1e-5} if self.optimizer_class is torch.optim.Adam else {}
         self.optimizer_kwargs = dict(optimizer_kwargs)
@@ -184,8 +187,10 @@ class ActorCriticPolicy(nn.Module):
             features_extractor_class = self.default_features_extractor_class
         self.features_extractor_class = resolve_class(features_extractor_class, "features_extractor_class")
         self.features_extractor_kwargs = dict(features_extractor_kwargs or {})
-        if not normalize_images and isinstance(self.features_extractor_class, type) and issubclass(
-            self.features_extractor_class, (NatureCNN, CombinedExtractor)
+        if (
+            not normalize_images
+            and isinstance(self.features_extractor_class, type)
+            and issubclass(self.features_extractor_class, (NatureCNN, CombinedExtractor))
         ):
             self.features_extractor_kwargs["normalized_image"] = True
         self.net_arch = self._default_net_arch(net_arch)
@@ -194,7 +199,7 @@ class ActorCriticPolicy(nn.Module):
         self._preprocess = ObsPreprocessor(observation_space, normalize_images)
         self.features_extractor = self._make_features_extractor()
         self.vf_features_extractor = None if share_features_extractor else self._make_features_extractor()
-        self.mlp_extractor = MlpExtractor(self.features_extractor.features_dim, self.net_arch, self.activation_fn)
+        self.mlp_extractor = self._build_mlp_extractor()
         self.sde_noise: StateDependentNoise | None = None
         if use_sde:
             self.sde_noise = StateDependentNoise(
@@ -226,6 +231,10 @@ class ActorCriticPolicy(nn.Module):
                 f"net_arch must be a list of layer sizes or dict(pi=[...], vf=[...]), got {net_arch!r}."
             )
         return net_arch  # type: ignore[return-value]
+
+    def _build_mlp_extractor(self) -> MlpExtractor:
+        """The pi/vf MLPs on the features; recurrent policies override it to feed them their LSTM output."""
+        return MlpExtractor(self.features_extractor.features_dim, self.net_arch, self.activation_fn)
 
     def _make_features_extractor(self) -> BaseFeaturesExtractor:
         cls = self.features_extractor_class
@@ -326,7 +335,9 @@ class ActorCriticPolicy(nn.Module):
             return self.mlp_extractor(pi_features)
         return self.mlp_extractor.forward_actor(pi_features), self.mlp_extractor.forward_critic(vf_features)
 
-    def forward(self, obs: Any, deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def forward(
+        self, obs: Any, deterministic: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Sample actions; return ``(actions, values, log_prob)`` as collected into a rollout.
 
         Actions come flat, one row per observation: ``(batch,)`` for Discrete, ``(batch, dim)`` otherwise;

@@ -18,17 +18,17 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 __all__ = [
+    "ObsPreprocessor",
+    "action_dim",
+    "channels_first_space",
+    "describe_space",
+    "flat_feature_dim",
     "is_image_space",
     "is_image_space_channels_first",
-    "channels_first_space",
-    "flat_feature_dim",
-    "action_dim",
-    "ObsPreprocessor",
-    "preprocess_obs",
     "obs_to_tensor",
-    "space_to_json",
+    "preprocess_obs",
     "space_from_json",
-    "describe_space",
+    "space_to_json",
 ]
 
 
@@ -42,9 +42,10 @@ def is_image_space(space: spaces.Space, check_channels: bool = False, normalized
     """
     if not isinstance(space, spaces.Box) or len(space.shape) != 3:
         return False
-    if not normalized_image:
-        if space.dtype != np.uint8 or np.any(space.low != 0) or np.any(space.high != 255):
-            return False
+    if not normalized_image and (
+        space.dtype != np.uint8 or np.any(space.low != 0) or np.any(space.high != 255)
+    ):
+        return False
     if not check_channels:
         return True
     channels = space.shape[0] if is_image_space_channels_first(space) else space.shape[-1]
@@ -76,7 +77,9 @@ def channels_first_space(space: spaces.Space) -> spaces.Space:
         return space
     assert isinstance(space, spaces.Box)
     return spaces.Box(
-        low=np.moveaxis(space.low, -1, 0), high=np.moveaxis(space.high, -1, 0), dtype=space.dtype  # type: ignore[arg-type]
+        low=np.moveaxis(space.low, -1, 0),
+        high=np.moveaxis(space.high, -1, 0),
+        dtype=space.dtype,  # type: ignore[arg-type]
     )
 
 

@@ -9,8 +9,6 @@ same here. Extractors receive the space the network sees: channel-last images ar
 
 from __future__ import annotations
 
-from typing import Union
-
 import torch
 from gymnasium import spaces
 from torch import nn
@@ -20,14 +18,14 @@ from lit_sb3_core.spaces import describe_space, flat_feature_dim, is_image_space
 
 __all__ = [
     "BaseFeaturesExtractor",
-    "FlattenExtractor",
-    "NatureCNN",
     "CombinedExtractor",
+    "FlattenExtractor",
     "MlpExtractor",
+    "NatureCNN",
     "NetArch",
 ]
 
-NetArch = Union[list[int], dict[str, list[int]], None]
+NetArch = list[int] | dict[str, list[int]] | None
 
 # (kernel, stride) of NatureCNN's convolutions: the smallest image it accepts follows from these.
 _NATURE_CONVS = ((8, 4), (4, 2), (3, 1))
@@ -39,7 +37,9 @@ class BaseFeaturesExtractor(nn.Module):
     def __init__(self, observation_space: spaces.Space, features_dim: int) -> None:
         super().__init__()
         if features_dim < 1:
-            raise ConfigurationError(f"{type(self).__name__}: features_dim must be positive, got {features_dim}.")
+            raise ConfigurationError(
+                f"{type(self).__name__}: features_dim must be positive, got {features_dim}."
+            )
         self.observation_space = observation_space
         self.features_dim = int(features_dim)
 
@@ -50,7 +50,8 @@ class FlattenExtractor(BaseFeaturesExtractor):
     def __init__(self, observation_space: spaces.Space) -> None:
         if isinstance(observation_space, spaces.Dict):
             raise ConfigurationError(
-                f"FlattenExtractor (MlpPolicy) cannot take Dict observations {describe_space(observation_space)}: "
+                "FlattenExtractor (MlpPolicy) cannot take Dict observations "
+                f"{describe_space(observation_space)}: "
                 "use policy='MultiInputPolicy' (features_extractor_class=CombinedExtractor)."
             )
         super().__init__(observation_space, flat_feature_dim(observation_space))
@@ -140,7 +141,9 @@ class CombinedExtractor(BaseFeaturesExtractor):
         total = 0
         for key, subspace in observation_space.spaces.items():
             if is_image_space(subspace, normalized_image=normalized_image):
-                extractors[key] = NatureCNN(subspace, features_dim=cnn_output_dim, normalized_image=normalized_image)
+                extractors[key] = NatureCNN(
+                    subspace, features_dim=cnn_output_dim, normalized_image=normalized_image
+                )
                 total += cnn_output_dim
             else:
                 extractors[key] = nn.Flatten()

@@ -19,7 +19,7 @@ def test_train_uses_tuned_settings_evaluates_logs_and_saves(tmp_path: Path) -> N
     assert "Training PPO (tuned for CartPole-v1)" in result.stdout
     assert "n_steps=32" in result.stdout and "with 8 env(s)" in result.stdout
     assert "test/mean_reward" in result.stdout
-    assert "512/512" in result.stderr  # the progress bar counts environment steps
+    assert "512/512" in result.stdout  # the progress bar (Lightning draws it on stdout) counts env steps
     model = PPO.load(tmp_path / "model.zip")
     assert model.num_timesteps == 512
     assert list((tmp_path / "runs" / "lightning_logs").glob("ppo_CartPole-v1_1/events.out.tfevents.*"))

@@ -83,7 +83,9 @@ def test_multidiscrete_one_hot_respects_start_and_shape() -> None:
 
 def test_multibinary_and_dict() -> None:
     space = spaces.Dict({"bits": spaces.MultiBinary([2, 3]), "d": spaces.Discrete(4), "img": HWC})
-    batch = {key: torch.as_tensor(np.stack([sub.sample() for _ in range(5)])) for key, sub in space.spaces.items()}
+    batch = {
+        key: torch.as_tensor(np.stack([sub.sample() for _ in range(5)])) for key, sub in space.spaces.items()
+    }
     out = ObsPreprocessor(space)(batch)
     assert out["bits"].shape == (5, 2, 3) and out["bits"].dtype == torch.float32
     assert out["d"].shape == (5, 4)

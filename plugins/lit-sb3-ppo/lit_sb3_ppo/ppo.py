@@ -140,6 +140,14 @@ class PPO(OnPolicyAlgorithm):
         divisors = [d for d in range(2, rollout_size + 1) if rollout_size % d == 0]
         return min(divisors, key=lambda d: abs(d - self.batch_size))
 
+    def evaluate_minibatch(self, batch: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Values, log-probabilities and entropy of a minibatch's actions under the current policy.
+
+        The one place the update calls the policy, so variants can pass it more inputs (MaskablePPO: the
+        action masks stored with the rollout).
+        """
+        return self.policy.evaluate_actions(batch.observations, batch.actions)  # type: ignore[union-attr,operator]
+
     def train_on_rollout(self) -> dict[str, float]:
         """``n_epochs`` passes of clipped-surrogate minibatch updates over the rollout buffer."""
         buffer, policy = self.rollout_buffer, self.policy
@@ -159,7 +167,7 @@ class PPO(OnPolicyAlgorithm):
         continue_training = True
         for _ in range(self.n_epochs):
             for batch in buffer.minibatches(self.batch_size):
-                values, log_prob, entropy = policy.evaluate_actions(batch.observations, batch.actions)
+                values, log_prob, entropy = self.evaluate_minibatch(batch)
                 advantages = batch.advantages
                 if self.normalize_advantage and len(advantages) > 1:
                     advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)

@@ -57,15 +57,14 @@ def run_train(args: argparse.Namespace) -> int:
     tuned = {} if args.no_tuned else dict(getattr(cls, "tuned_hyperparameters", {}).get(args.env, {}))
     n_envs = args.n_envs or int(tuned.pop("n_envs", 1))
     steps = args.steps or int(tuned.pop("n_timesteps", 100_000))
-    tuned.pop("n_envs", None)
-    tuned.pop("n_timesteps", None)
+    normalize = tuned.pop("normalize", False)
     hyperparameters = {**tuned, **_parse_overrides(args.hp), "seed": args.seed}
     source = "tuned for " + args.env if tuned else "defaults"
     print(f"Training {cls.__name__} ({source}) on {args.env} for {steps} steps with {n_envs} env(s).")
     if hyperparameters:
         print("Hyperparameters: " + ", ".join(f"{k}={v!r}" for k, v in sorted(hyperparameters.items())))
     model = cls(**hyperparameters)
-    datamodule = RLEnvDataModule(train_env=args.env, n_envs=n_envs, seed=args.seed)
+    datamodule = RLEnvDataModule(train_env=args.env, n_envs=n_envs, seed=args.seed, normalize=normalize)
     trainer = RLTrainer(
         max_steps=steps,
         run_name=f"{cls.algo_name or args.algo}_{args.env}",

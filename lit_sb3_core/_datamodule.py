@@ -11,6 +11,7 @@ from gymnasium.vector import VectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from lit_sb3_core._envs import EnvSource, WrapperLike, make_vector_env
+from lit_sb3_core.normalization import parse_normalize
 
 Stage = Literal["fit", "validate", "test", "predict"]
 
@@ -50,6 +51,10 @@ class RLEnvDataModule(L.LightningDataModule):
         seed: base seed; training env ``i`` on rank ``r`` is seeded ``seed + r * n_envs + i``. ``None``
             uses the algorithm's ``seed``.
         n_eval_envs: parallel environments for evaluation stages.
+        normalize: normalize observations and/or rewards as SB3's VecNormalize does: ``True`` (both),
+            ``"observation"``, ``"reward"`` or a dict of options (see ``lit_sb3_core.normalization``). The
+            statistics belong to the algorithm: they are saved with it and applied, frozen, in ``predict``
+            and evaluation.
     """
 
     def __init__(
@@ -64,6 +69,7 @@ class RLEnvDataModule(L.LightningDataModule):
         wrappers: Sequence[WrapperLike] | None = None,
         seed: int | None = None,
         n_eval_envs: int = 1,
+        normalize: bool | str | dict[str, Any] = False,
     ) -> None:
         super().__init__()
         if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
@@ -84,6 +90,7 @@ class RLEnvDataModule(L.LightningDataModule):
         self.env_kwargs = dict(env_kwargs or {})
         self.wrappers = list(wrappers or [])
         self.seed = seed
+        self.normalize = parse_normalize(normalize)
         self._envs: dict[str, VectorEnv] = {}
 
     # environments ---------------------------------------------------------------------------------

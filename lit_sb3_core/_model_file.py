@@ -4,7 +4,8 @@ Layout of ``model.zip``::
 
     metadata.json          format version, algorithm registry name, library version, hyperparameters,
                            spaces as JSON, counters, optimizer param groups
-    policy.safetensors     the policy's state dict
+    model.safetensors      the algorithm's state dict: policy (and target networks, normalization
+                           statistics, ... whatever modules the algorithm holds)
     optimizers.safetensors every optimizer's per-parameter state, keys ``<i>/<param>/<name>``
 
 Writes go to a temporary file beside the target and are renamed into place, so a failed save (a full
@@ -37,7 +38,7 @@ __all__ = ["save_model", "load_model", "load", "read_model_file", "ModelFile", "
 
 FORMAT_VERSION = 1
 _METADATA = "metadata.json"
-_POLICY = "policy.safetensors"
+_WEIGHTS = "model.safetensors"
 _OPTIMIZERS = "optimizers.safetensors"
 
 
@@ -46,7 +47,7 @@ class ModelFile:
     """The decoded contents of a model file."""
 
     metadata: dict[str, Any]
-    policy_state: dict[str, torch.Tensor]
+    state: dict[str, torch.Tensor]
     optimizer_states: list[dict[str, Any]]
 
 
@@ -80,9 +81,10 @@ def _jsonable(value: Any) -> Any:
 
 def save_model(model: RLAlgorithm, path: str | Path) -> Path:
     """Write ``model`` to ``path`` (``.zip`` added when there is no suffix) atomically."""
-    policy = model._require_policy()
+    model._require_policy()
     trainer = model._trainer
-    optimizers = list(trainer.optimizers) if trainer is not None else []
+    # Lightning stands in an empty "No Optimizer" when configure_optimizers returns None (ARS): skip it.
+    optimizers = [opt for opt in trainer.optimizers if opt.state_dict()] if trainer is not None else []
     optimizer_tensors, param_groups = _optimizer_payload(optimizers)
     hyperparameters = dict(model.hparams)
     try:
@@ -106,8 +108,9 @@ def save_model(model: RLAlgorithm, path: str | Path) -> Path:
         "iterations": int(model.iterations),
         "n_updates": int(model._n_updates),
         "optimizer_param_groups": param_groups,
+        "normalization": model.normalization,
     }
-    state = {k: v.detach().cpu().contiguous() for k, v in policy.state_dict().items()}
+    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     target = _with_suffix(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -115,7 +118,7 @@ def save_model(model: RLAlgorithm, path: str | Path) -> Path:
         with os.fdopen(fd, "wb") as handle:
             with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
                 archive.writestr(_METADATA, json.dumps(metadata, indent=2))
-                archive.writestr(_POLICY, save_safetensors(state))
+                archive.writestr(_WEIGHTS, save_safetensors(state))
                 archive.writestr(_OPTIMIZERS, save_safetensors(optimizer_tensors))
             handle.flush()
             os.fsync(handle.fileno())
@@ -141,14 +144,14 @@ def read_model_file(path: str | Path) -> ModelFile:
     try:
         with zipfile.ZipFile(candidate) as archive:
             names = set(archive.namelist())
-            missing = {_METADATA, _POLICY} - names
+            missing = {_METADATA, _WEIGHTS} - names
             if missing:
                 raise ModelFileError(
                     f"{given!r} is a zip file but not a lit-sb3 model file (missing {sorted(missing)})."
                 )
             metadata = json.loads(archive.read(_METADATA))
             _check_metadata(metadata, given)
-            policy_state = load_safetensors(archive.read(_POLICY))
+            state = load_safetensors(archive.read(_WEIGHTS))
             optimizer_tensors = load_safetensors(archive.read(_OPTIMIZERS)) if _OPTIMIZERS in names else {}
     except ModelFileError:
         raise
@@ -156,7 +159,7 @@ def read_model_file(path: str | Path) -> ModelFile:
         raise ModelFileError(f"The model file {given!r} is truncated or corrupt ({type(exc).__name__}: {exc}).") from None
     except Exception as exc:  # safetensors raises its own error types on damaged payloads
         raise ModelFileError(f"The model file {given!r} is truncated or corrupt ({type(exc).__name__}: {exc}).") from None
-    return ModelFile(metadata, policy_state, _optimizer_states(metadata, optimizer_tensors))
+    return ModelFile(metadata, state, _optimizer_states(metadata, optimizer_tensors))
 
 
 def _check_metadata(metadata: Any, given: str) -> None:
@@ -221,8 +224,9 @@ def load_model(
                 f"{describe_space(env_act)}."
             )
     model._build(observation_space, action_space)
+    model.configure_normalization(metadata.get("normalization"))
     try:
-        model._require_policy().load_state_dict(contents.policy_state, strict=True)
+        model.load_state_dict(contents.state, strict=True)
     except RuntimeError as exc:
         raise ModelFileError(f"The weights in {str(path)!r} do not fit the {algo!r} policy: {exc}") from None
     model.num_timesteps = int(metadata.get("num_timesteps", 0))

@@ -35,10 +35,11 @@ from gymnasium.vector import VectorEnv
 
 from lit_sb3_core._rng import capture_rng_state, restore_rng_state
 from lit_sb3_core.buffers import RolloutBuffer
+from lit_sb3_core.normalization import ObservationNormalizer, RewardNormalizer
 from lit_sb3_core.errors import ConfigurationError, UnknownNameError
 from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES, class_to_string, resolve_class
 from lit_sb3_core.schedules import Schedule, make_schedule
-from lit_sb3_core.spaces import describe_space, obs_to_tensor, space_from_json, space_to_json
+from lit_sb3_core.spaces import describe_space, is_image_space, obs_to_tensor, space_from_json, space_to_json
 
 if TYPE_CHECKING:
     from lit_sb3_core._datamodule import RLEnvDataModule
@@ -88,9 +89,11 @@ class RLAlgorithm(L.LightningModule):
 
     algo_name: ClassVar[str] = ""
     policy_aliases: ClassVar[dict[str, Any]] = {}
-    # env id -> hyperparameters tuned for it (rl-zoo3's where available); "n_envs" and "n_timesteps"
-    # are run settings, the rest constructor arguments. Used by `lit-sb3 train`.
+    # env id -> hyperparameters tuned for it (rl-zoo3's where available); "n_envs", "n_timesteps" and
+    # "normalize" are run settings (datamodule/trainer), the rest constructor arguments. Used by the CLI.
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = {}
+    # Whether RLEnvDataModule(normalize=...) is honoured (the algorithm calls normalize_obs/normalize_rewards).
+    supports_normalization: ClassVar[bool] = False
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
         spaces.Box,
         spaces.Discrete,
@@ -143,6 +146,9 @@ class RLAlgorithm(L.LightningModule):
         self._last_obs: Any = None
         self._last_episode_starts: np.ndarray | None = None
         self._restored_episode_stats: tuple[list[float], list[int]] = ([], [])
+        self.normalization: dict[str, Any] | None = None
+        self.obs_normalizer: ObservationNormalizer | None = None
+        self.reward_normalizer: RewardNormalizer | None = None
         self._pending_optimizer_states: list[dict[str, Any]] = []  # from a model file, applied at fit start
         if env is not None:
             self._build(*self._probe_spaces(env))
@@ -215,8 +221,7 @@ class RLAlgorithm(L.LightningModule):
             return resolve_class(policy, "policy")
         known = sorted(set(self.policy_aliases) | set(_registry.list_policies(self.algo_name)))
         raise UnknownNameError(
-            f"Unknown policy {policy!r} for {type(self).__name__}. Available: {', '.join(known) or 'none'}. "
-            "Pass one of these, an import path 'package.module:Class', or a policy class."
+            f"{type(self).__name__} policy", policy, known  # an import path 'pkg.module:Class' works too
         )
 
     def _build(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
@@ -272,6 +277,42 @@ class RLAlgorithm(L.LightningModule):
             self._build(observation_space, action_space)
         else:
             self._check_same_spaces(observation_space, action_space)
+        if stage == "fit":
+            self.configure_normalization(self.datamodule.normalize)
+
+    def configure_normalization(self, config: dict[str, Any] | None) -> None:
+        """Attach observation/reward normalizers for ``config`` (see ``lit_sb3_core.normalization``)."""
+        if config is None or self.normalization == config:
+            return
+        if self.normalization is not None:
+            raise ConfigurationError(
+                f"This model was trained with normalize={self.normalization}; it cannot switch to {config}."
+            )
+        if not self.supports_normalization:
+            raise ConfigurationError(
+                f"{type(self).__name__} does not support RLEnvDataModule(normalize=...) yet; drop normalize or "
+                "normalize with a gymnasium wrapper in RLEnvDataModule(wrappers=[...])."
+            )
+        space = self.observation_space
+        if config["observation"]:
+            if not isinstance(space, spaces.Box) or is_image_space(space):
+                raise ConfigurationError(
+                    f"Observation normalization needs vector Box observations, not {describe_space(space)}; "
+                    "use normalize='reward' or normalize images with normalize_images in policy_kwargs."
+                )
+            self.obs_normalizer = ObservationNormalizer(space.shape, config["clip_obs"], config["epsilon"])
+        if config["reward"]:
+            gamma = config["gamma"] if config["gamma"] is not None else getattr(self, "gamma", 0.99)
+            self.reward_normalizer = RewardNormalizer(gamma, config["clip_reward"], config["epsilon"])
+        self.normalization = dict(config)
+
+    def normalize_obs(self, obs: Any, update: bool = False) -> Any:
+        """Normalized observations (raw ones without observation normalization); ``update`` learns stats."""
+        return obs if self.obs_normalizer is None else self.obs_normalizer(obs, update)
+
+    def normalize_rewards(self, rewards: np.ndarray, dones: np.ndarray) -> np.ndarray:
+        """Rewards scaled by the running return std (unchanged without reward normalization)."""
+        return rewards if self.reward_normalizer is None else self.reward_normalizer(rewards, dones)
 
     def _check_same_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
         if observation_space != self.observation_space or action_space != self.action_space:
@@ -464,7 +505,8 @@ class RLAlgorithm(L.LightningModule):
         policy.train(False)
         try:
             with torch.no_grad():
-                actions = policy.predict_actions(obs_to_tensor(obs, self.device), deterministic)  # type: ignore[operator]
+                obs_tensor = self.normalize_obs(obs_to_tensor(obs, self.device))
+                actions = policy.predict_actions(obs_tensor, deterministic)  # type: ignore[operator]
         finally:
             policy.train(was_training)
         return self._postprocess_actions(actions, single), state
@@ -494,7 +536,11 @@ class RLAlgorithm(L.LightningModule):
         )
 
     def _postprocess_actions(self, actions: torch.Tensor, single: bool) -> np.ndarray:
-        array = actions.cpu().numpy()
+        array = self.to_env_actions(actions.cpu().numpy())
+        return array[0] if single else array
+
+    def to_env_actions(self, array: np.ndarray) -> np.ndarray:
+        """Policy outputs (a batch) as the env takes them: shaped, bounded, offset by the space's start."""
         space = self.action_space
         if isinstance(space, spaces.Box):
             array = array.reshape((-1, *space.shape))
@@ -507,7 +553,7 @@ class RLAlgorithm(L.LightningModule):
             array = array.reshape((-1, *space.shape)).astype(space.dtype)
         elif isinstance(space, spaces.Discrete):
             array = array.reshape(-1).astype(np.int64) + int(space.start)
-        return array[0] if single else array
+        return array
 
     def learn(
         self,
@@ -601,7 +647,8 @@ class RLAlgorithm(L.LightningModule):
         if isinstance(params, (str, Path)):
             from lit_sb3_core._model_file import read_model_file
 
-            params = {"policy": read_model_file(params).policy_state}
+            state = read_model_file(params).state
+            params = {"policy": {k[len("policy."):]: v for k, v in state.items() if k.startswith("policy.")}}
         if exact_match and "policy" not in params:
             raise ValueError(f"set_parameters expected a 'policy' entry, got {sorted(params)}.")
         self._require_policy().load_state_dict(params["policy"], strict=exact_match)
@@ -629,6 +676,7 @@ class RLAlgorithm(L.LightningModule):
             "n_updates": self._n_updates,
             "observation_space": space_to_json(self.observation_space),
             "action_space": space_to_json(self.action_space),
+            "normalization": self.normalization,
             "rng": capture_rng_state(),
             "episode_returns": [float(r) for r in getattr(self._env, "return_queue", [])],
             "episode_lengths": [int(n) for n in getattr(self._env, "length_queue", [])],
@@ -646,6 +694,7 @@ class RLAlgorithm(L.LightningModule):
             self._build(observation_space, action_space)
         else:
             self._check_same_spaces(observation_space, action_space)
+        self.configure_normalization(state.get("normalization"))
         self.num_timesteps = int(state["num_timesteps"])
         self.iterations = int(state["iterations"])
         self._n_updates = int(state["n_updates"])
@@ -804,6 +853,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
         )
 
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
+    supports_normalization: ClassVar[bool] = True
 
     def _check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
         super()._check_spaces(observation_space, action_space)
@@ -879,21 +929,6 @@ class OnPolicyAlgorithm(RLAlgorithm):
         assert env is not None and buffer is not None and policy is not None
         policy.train(False)
         buffer.reset()
-        action_space = self.action_space
-        clip_actions = isinstance(action_space, spaces.Box)
-        squash = clip_actions and bool(getattr(policy, "squash_output", False))
-        # Multi-dimensional MultiDiscrete/MultiBinary actions come flat from the policy; MultiDiscrete
-        # spaces may start at values other than 0.
-        multi_shape = (
-            (-1, *action_space.shape)
-            if isinstance(action_space, (spaces.MultiDiscrete, spaces.MultiBinary)) and len(action_space.shape) > 1
-            else None
-        )
-        multi_start = (
-            action_space.start
-            if isinstance(action_space, spaces.MultiDiscrete) and action_space.start.any()
-            else None
-        )
         use_sde, sde_sample_freq = self.use_sde, self.sde_sample_freq
         if use_sde:
             policy.reset_noise(env.num_envs)  # type: ignore[operator]
@@ -902,33 +937,20 @@ class OnPolicyAlgorithm(RLAlgorithm):
         for step in range(self.n_steps):
             if use_sde and sde_sample_freq > 0 and step > 0 and step % sde_sample_freq == 0:
                 policy.reset_noise(env.num_envs)  # type: ignore[operator]
-            obs_tensor = obs_to_tensor(self._last_obs, device)
+            obs_tensor = self.normalize_obs(obs_to_tensor(self._last_obs, device), update=True)
             actions, values, log_probs = self.rollout_forward(obs_tensor)
-            env_actions = actions.cpu().numpy()
-            if clip_actions:
-                env_actions = env_actions.reshape((-1, *action_space.shape))
-                if squash:
-                    env_actions = policy.unscale_action(env_actions)  # type: ignore[operator]
-                else:
-                    env_actions = np.clip(env_actions, action_space.low, action_space.high)
-            elif isinstance(action_space, spaces.Discrete) and action_space.start != 0:
-                env_actions = env_actions + int(action_space.start)
-            else:
-                if multi_shape is not None:
-                    env_actions = env_actions.reshape(multi_shape)
-                if multi_start is not None:
-                    env_actions = env_actions + multi_start
-            new_obs, rewards, terminated, truncated, infos = env.step(env_actions)
+            new_obs, rewards, terminated, truncated, infos = env.step(self.to_env_actions(actions.cpu().numpy()))
             self.num_timesteps += step_increment
-            rewards = np.asarray(rewards, dtype=np.float32)
+            dones = np.logical_or(terminated, truncated)
+            rewards = self.normalize_rewards(np.asarray(rewards, dtype=np.float32), dones)
             truncated_only = np.logical_and(truncated, np.logical_not(terminated))
             if truncated_only.any():
                 rewards = rewards + self.gamma * self._final_values(infos, truncated_only)
             buffer.add(obs_tensor, actions, rewards, self._last_episode_starts, values, log_probs)
             self._last_obs = new_obs
-            self._last_episode_starts = np.logical_or(terminated, truncated)
-        last_values = self.rollout_values(obs_to_tensor(self._last_obs, device))
-        buffer.compute_returns_and_advantage(last_values, self._last_episode_starts)
+            self._last_episode_starts = dones
+        last_obs = self.normalize_obs(obs_to_tensor(self._last_obs, device))
+        buffer.compute_returns_and_advantage(self.rollout_values(last_obs), self._last_episode_starts)
         policy.train(True)
 
     def rollout_forward(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -952,7 +974,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
         else:
             batch = np.stack([final_obs[i] for i in indices])
         values = np.zeros(mask.shape, dtype=np.float32)
-        values[indices] = self.rollout_values(obs_to_tensor(batch, self.device), indices).cpu().numpy()
+        final = self.normalize_obs(obs_to_tensor(batch, self.device))
+        values[indices] = self.rollout_values(final, indices).cpu().numpy()
         return values
 
 

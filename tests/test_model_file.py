@@ -43,7 +43,7 @@ def test_round_trip_keeps_parameters_predictions_counters_and_optimizer(saved, t
 def test_contents_are_json_and_safetensors(saved) -> None:
     _, path = saved
     with zipfile.ZipFile(path) as archive:
-        assert set(archive.namelist()) == {"metadata.json", "policy.safetensors", "optimizers.safetensors"}
+        assert set(archive.namelist()) == {"metadata.json", "model.safetensors", "optimizers.safetensors"}
         metadata = json.loads(archive.read("metadata.json"))
     assert metadata["algo"] == "ppo" and metadata["format_version"] == 1
     assert metadata["hyperparameters"]["n_steps"] == 32

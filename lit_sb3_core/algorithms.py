@@ -37,7 +37,7 @@ from lit_sb3_core._rng import capture_rng_state, restore_rng_state
 from lit_sb3_core.buffers import RolloutBuffer
 from lit_sb3_core.normalization import ObservationNormalizer, RewardNormalizer
 from lit_sb3_core.errors import ConfigurationError, UnknownNameError
-from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES, class_to_string, resolve_class
+from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES, class_to_string, resolve_subclass
 from lit_sb3_core.schedules import Schedule, make_schedule
 from lit_sb3_core.spaces import describe_space, is_image_space, obs_to_tensor, space_from_json, space_to_json
 
@@ -211,14 +211,15 @@ class RLAlgorithm(L.LightningModule):
         if not isinstance(policy, str):
             return policy
         if policy in self.policy_aliases:
-            return resolve_class(self.policy_aliases[policy], "policy")
+            return resolve_subclass(self.policy_aliases[policy], torch.nn.Module, "policy", "'MlpPolicy'")
         from lit_sb3_core import _registry
 
         registered = _registry.get_policy_class(self.algo_name, policy) if self.algo_name else None
         if registered is not None:
             return registered
         if ":" in policy or "." in policy:
-            return resolve_class(policy, "policy")
+            example = "'MlpPolicy' or 'my_package.policies:MyPolicy'"
+            return resolve_subclass(policy, torch.nn.Module, "policy", example)
         known = sorted(set(self.policy_aliases) | set(_registry.list_policies(self.algo_name)))
         raise UnknownNameError(
             f"{type(self).__name__} policy", policy, known  # an import path 'pkg.module:Class' works too

@@ -50,6 +50,7 @@ __all__ = [
     "NetArch",
     "class_to_string",
     "resolve_class",
+    "resolve_subclass",
 ]
 
 _ACTIVATIONS: dict[str, type[nn.Module]] = {
@@ -101,7 +102,12 @@ def class_to_string(value: Any) -> Any:
     return value
 
 
-def _subclass(value: Any, base: type, kind: str, example: str) -> type:
+def resolve_subclass(value: Any, base: type, kind: str, example: str) -> type:
+    """``resolve_class`` that only accepts subclasses of ``base``.
+
+    Names read from configs and model files resolve to classes of the expected kind only, so a crafted
+    file cannot make lit-sb3 call an arbitrary function such as ``os:system``.
+    """
     cls = resolve_class(value, kind)
     if not (isinstance(cls, type) and issubclass(cls, base)):
         raise ConfigurationError(
@@ -176,16 +182,18 @@ class ActorCriticPolicy(nn.Module):
         self.use_sde = use_sde
         self.squash_output = squash_output
         self.share_features_extractor = share_features_extractor
-        self.optimizer_class = _subclass(
+        self.optimizer_class = resolve_subclass(
             optimizer_class, torch.optim.Optimizer, "optimizer_class", "'torch.optim:RMSprop'"
         )
         if optimizer_kwargs is None:
             optimizer_kwargs = {"eps": 1e-5} if self.optimizer_class is torch.optim.Adam else {}
         self.optimizer_kwargs = dict(optimizer_kwargs)
-        self.activation_fn = _subclass(activation_fn, nn.Module, "activation_fn", "'relu' or nn.ReLU")
+        self.activation_fn = resolve_subclass(activation_fn, nn.Module, "activation_fn", "'relu' or nn.ReLU")
         if features_extractor_class is None:
             features_extractor_class = self.default_features_extractor_class
-        self.features_extractor_class = resolve_class(features_extractor_class, "features_extractor_class")
+        self.features_extractor_class = resolve_subclass(
+            features_extractor_class, nn.Module, "features_extractor_class", "NatureCNN"
+        )
         self.features_extractor_kwargs = dict(features_extractor_kwargs or {})
         if (
             not normalize_images

@@ -120,3 +120,19 @@ def test_non_json_hyperparameters_cannot_be_saved(tmp_path: Path) -> None:
     model = PPO(env="CartPole-v1", learning_rate=lambda progress: 1e-3 * progress, **SMALL)
     with pytest.raises(ModelFileError, match="plain JSON"):
         model.save(tmp_path / "x.zip")
+
+
+def test_a_crafted_file_naming_a_function_never_calls_it(saved, tmp_path: Path) -> None:
+    _, path = saved
+    marker = tmp_path / "pwned"
+    for field, value in [("policy", "os:system"), ("policy", "builtins:exec"), ("policy", "subprocess:Popen")]:
+        crafted = tmp_path / f"crafted_{value.replace(':', '_')}.zip"
+        _rewrite(path, crafted, lambda m: {**m, "hyperparameters": {**m["hyperparameters"], field: value}})
+        with pytest.raises(ValueError, match="must be a subclass of torch.nn"):
+            PPO.load(crafted)
+    kwargs = {"features_extractor_class": "os:system", "features_extractor_kwargs": {"command": f"touch {marker}"}}
+    crafted = tmp_path / "crafted_kwargs.zip"
+    _rewrite(path, crafted, lambda m: {**m, "hyperparameters": {**m["hyperparameters"], "policy_kwargs": kwargs}})
+    with pytest.raises(ValueError, match="features_extractor_class must be a subclass"):
+        PPO.load(crafted)
+    assert not marker.exists()

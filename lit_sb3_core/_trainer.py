@@ -8,6 +8,7 @@ is passed through to ``lightning.Trainer`` unchanged.
 from __future__ import annotations
 
 import logging
+import pickle
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -25,7 +26,9 @@ from lightning.pytorch.profilers import Profiler
 from lightning.pytorch.strategies import Strategy
 
 from lit_sb3_core._datamodule import RLEnvDataModule
+from lit_sb3_core._faults import InterruptCheckpoint, diagnose_non_finite, unsafe_checkpoint_error
 from lit_sb3_core._progress import RLProgressBar
+from lit_sb3_core.errors import ConfigurationError, LitSb3Error
 
 __all__ = ["RLTrainer"]
 
@@ -49,6 +52,8 @@ _EXPECTED_WARNINGS = (
     # ModelCheckpoint(every_n_train_steps) with manual optimization: a checkpoint taken after the
     # iteration's updates is exactly the state a resumed run continues from.
     r"Using ModelCheckpoint with manual optimization and every_n_train_steps",
+    # Derivative-free algorithms (ARS) write their weights directly and configure no optimizer.
+    r"`LightningModule.configure_optimizers` returned `None`",
 )
 
 
@@ -86,6 +91,10 @@ class RLTrainer(L.Trainer):
         max_epochs, min_epochs, min_steps: rejected; the step budget decides when training ends.
         num_sanity_val_steps: defaults to 0 (a sanity evaluation would cost whole episodes).
         enable_model_summary: defaults to False.
+        checkpoint_on_interrupt: on Ctrl+C or SIGTERM during ``fit``, save ``interrupted.ckpt`` beside the
+            other checkpoints (``<log_dir>/checkpoints``) to resume from with ``ckpt_path=`` (or ``"last"``).
+            ``None`` (default): whenever checkpointing is enabled. Lightning then finalizes the loggers and
+            exits with its status; the datamodule closes the envs it built.
     """
 
     def __init__(
@@ -136,15 +145,16 @@ class RLTrainer(L.Trainer):
         default_root_dir: str | Path | None = None,
         enable_autolog_hparams: bool = True,
         model_registry: str | None = None,
+        checkpoint_on_interrupt: bool | None = None,
     ) -> None:
         self._check_budget_args(max_steps, max_epochs, min_epochs, min_steps)
         self._rl_total_timesteps = int(max_steps)
         self._rl_run_name = run_name
         self._rl_last_num_timesteps = 0
         if isinstance(eval_every_n_steps, bool) or not isinstance(eval_every_n_steps, int) or eval_every_n_steps < 1:
-            raise ValueError(f"eval_every_n_steps must be a positive integer, got {eval_every_n_steps!r}.")
+            raise ConfigurationError(f"eval_every_n_steps must be a positive integer, got {eval_every_n_steps!r}.")
         if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
-            raise ValueError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
+            raise ConfigurationError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
         self._rl_eval_every_n_steps = eval_every_n_steps
         self._rl_n_eval_episodes = n_eval_episodes
         self._rl_val_interval_given = val_check_interval is not None
@@ -161,6 +171,10 @@ class RLTrainer(L.Trainer):
         if enable_progress_bar is not False and not barebones:
             if not any(isinstance(cb, ProgressBar) for cb in callback_list):
                 callback_list.append(RLProgressBar())
+        if checkpoint_on_interrupt is None:
+            checkpoint_on_interrupt = enable_checkpointing is not False and not barebones and not fast_dev_run
+        if checkpoint_on_interrupt and not any(isinstance(cb, InterruptCheckpoint) for cb in callback_list):
+            callback_list.append(InterruptCheckpoint())
         super().__init__(
             accelerator=accelerator,
             strategy=strategy,
@@ -208,7 +222,7 @@ class RLTrainer(L.Trainer):
     @staticmethod
     def _check_budget_args(max_steps: Any, max_epochs: Any, min_epochs: Any, min_steps: Any) -> None:
         if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps <= 0:
-            raise ValueError(
+            raise ConfigurationError(
                 f"RLTrainer(max_steps=...) is the number of environment steps to train for and must be a "
                 f"positive integer, got {max_steps!r}."
             )
@@ -218,7 +232,7 @@ class RLTrainer(L.Trainer):
             if value is not None
         ]
         if rejected:
-            raise ValueError(
+            raise ConfigurationError(
                 f"RLTrainer does not take {', '.join(rejected)}: in reinforcement learning the run length is "
                 "a budget of environment steps, so set max_steps (environment steps) only."
             )
@@ -267,10 +281,28 @@ class RLTrainer(L.Trainer):
         _reject_dataloaders("fit", train_dataloaders=train_dataloaders, val_dataloaders=val_dataloaders)
         datamodule = self._resolve_datamodule(model, datamodule, "fit")
         self._schedule_validation(model, datamodule)
+        if hasattr(model, "build_for"):
+            # Build in this process, before any launcher starts workers: ddp_spawn hands the trained
+            # state dict back to this very model, which must then have the same modules.
+            model.build_for(datamodule)
         if ckpt_path == "last":
             ckpt_path = self._find_last_checkpoint() or ckpt_path
-        with _expected_warnings_hidden():
-            super().fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=weights_only)
+        try:
+            with _expected_warnings_hidden():
+                super().fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=weights_only)
+        except (RuntimeError, ValueError, pickle.UnpicklingError) as exc:
+            # Lightning has already run its failure handling (callbacks' on_exception, loggers finalized);
+            # only the message changes, for causes that torch reports from deep inside.
+            if isinstance(exc, LitSb3Error):
+                raise
+            explained = (unsafe_checkpoint_error(ckpt_path, exc) if ckpt_path is not None else None) or (
+                diagnose_non_finite(model, exc)
+            )
+            if explained is not None:
+                raise explained from None
+            raise
+        if hasattr(model, "sync_counters_from_state"):
+            model.sync_counters_from_state()  # ddp_spawn trained copies of the model in other processes
         _ = self.rl_num_timesteps
         return model
 
@@ -427,7 +459,7 @@ class RLTrainer(L.Trainer):
     ) -> EvalResult:
         _reject_dataloaders(stage, dataloaders=dataloaders)
         if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
-            raise ValueError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
+            raise ConfigurationError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
         model = self._model_for(model, stage)
         if env is not None:
             key = "val_env" if stage == "validate" else "test_env"

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from gymnasium.vector import VectorEnv
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from lit_sb3_core._rng import capture_rng_state, restore_rng_state
 from lit_sb3_core.buffers import RolloutBuffer
@@ -134,6 +135,9 @@ class RLAlgorithm(L.LightningModule):
         self.num_timesteps = 0
         self.iterations = 0
         self._n_updates = 0
+        # The counters as a buffer too, written at the end of fit: a buffer travels with the state dict,
+        # which is how ddp_spawn hands the trained model back to the launching process.
+        self.register_buffer("run_counters", torch.zeros(3, dtype=torch.int64))
         self._progress_remaining = 1.0
         self._env_source = env
         self._env: VectorEnv | None = None
@@ -281,6 +285,13 @@ class RLAlgorithm(L.LightningModule):
         if stage == "fit":
             self.configure_normalization(self.datamodule.normalize)
 
+    def build_for(self, datamodule: RLEnvDataModule) -> None:
+        """Build the policy (and normalizers) from a datamodule's training env spaces, if not built yet."""
+        if self.policy is None and datamodule.source("fit") is not None:
+            self._build(*self._probe_spaces(datamodule))
+        if self.policy is not None:
+            self.configure_normalization(datamodule.normalize)
+
     def configure_normalization(self, config: dict[str, Any] | None) -> None:
         """Attach observation/reward normalizers for ``config`` (see ``lit_sb3_core.normalization``)."""
         if config is None or self.normalization == config:
@@ -360,6 +371,15 @@ class RLAlgorithm(L.LightningModule):
                 optimizer.load_state_dict(state)
             self._pending_optimizer_states = []
 
+    def on_train_end(self) -> None:
+        self.run_counters.copy_(torch.tensor([self.num_timesteps, self.iterations, self._n_updates]))
+
+    def sync_counters_from_state(self) -> None:
+        """Take the counters from ``run_counters`` when a process that trained wrote them there."""
+        num_timesteps, iterations, n_updates = (int(v) for v in self.run_counters.tolist())
+        if num_timesteps > self.num_timesteps:
+            self.num_timesteps, self.iterations, self._n_updates = num_timesteps, iterations, n_updates
+
     def _reset_env(self, seed: int | None) -> None:
         """Start fresh episodes in every training env (also after resuming from a checkpoint)."""
         assert self._env is not None
@@ -419,10 +439,9 @@ class RLAlgorithm(L.LightningModule):
         elapsed = max(time.perf_counter() - self._fit_start_time, 1e-9)
         fps = int((self.num_timesteps - self._fit_start_timesteps) / elapsed)
         record: dict[str, float] = {}
-        window = self._ep_info_window
-        if window is not None and len(window) > 0:
-            record["rollout/ep_rew_mean"] = float(np.mean(window))
-            record["rollout/ep_len_mean"] = float(np.mean(self._env.length_queue))  # type: ignore[union-attr]
+        episodes = self._recent_episode_means()
+        if episodes is not None:
+            record["rollout/ep_rew_mean"], record["rollout/ep_len_mean"] = episodes
         record.update(
             {
                 "time/fps": fps,
@@ -440,6 +459,23 @@ class RLAlgorithm(L.LightningModule):
             self.log("rollout/ep_rew_mean", record["rollout/ep_rew_mean"], logger=False, batch_size=1)
         if self.verbose >= 1:
             _print_metrics(record)
+
+    def _recent_episode_means(self) -> tuple[float, float] | None:
+        """Mean return and length of the recent training episodes, over every rank's episodes."""
+        window = self._ep_info_window
+        returns = list(window) if window is not None else []
+        lengths = list(self._env.length_queue) if returns else []  # type: ignore[union-attr]
+        totals = torch.tensor([sum(returns), sum(lengths), len(returns)], dtype=torch.float64)
+        totals = self.all_reduce(totals, "sum")
+        if totals[2] == 0:
+            return None
+        return float(totals[0] / totals[2]), float(totals[1] / totals[2])
+
+    def all_reduce(self, value: torch.Tensor, reduce_op: str = "mean") -> torch.Tensor:
+        """``value`` reduced over all ranks (itself with one process). Every rank must call it."""
+        if self.world_size <= 1:
+            return value
+        return self.trainer.strategy.reduce(value.to(self.device), reduce_op=reduce_op).cpu()
 
     def progress_bar_metrics(self) -> dict[str, Any]:
         """What RLProgressBar shows beside the step count."""
@@ -478,12 +514,18 @@ class RLAlgorithm(L.LightningModule):
             use_masking=options.get("use_masking", False),
         )
         self._last_episode_results = (rewards, lengths)
+        stats = torch.tensor(
+            [np.mean(rewards), np.std(rewards), np.mean(lengths), np.std(lengths)], dtype=torch.float64
+        )
+        # Under DDP each rank evaluates its own episodes; the ranks agree on the averaged result, so that
+        # ModelCheckpoint and EarlyStopping take the same decision everywhere.
+        mean_reward, std_reward, mean_length, std_length = self.all_reduce(stats, "mean").tolist()
         self._last_eval_results = results = {
-            f"{prefix}/mean_reward": float(np.mean(rewards)),
-            f"{prefix}/std_reward": float(np.std(rewards)),
-            f"{prefix}/mean_episode_length": float(np.mean(lengths)),
-            f"{prefix}/std_episode_length": float(np.std(lengths)),
-            f"{prefix}/n_eval_episodes": float(len(rewards)),
+            f"{prefix}/mean_reward": mean_reward,
+            f"{prefix}/std_reward": std_reward,
+            f"{prefix}/mean_episode_length": mean_length,
+            f"{prefix}/std_episode_length": std_length,
+            f"{prefix}/n_eval_episodes": float(len(rewards) * self.world_size),
         }
         # Through Lightning (callback metrics for ModelCheckpoint/EarlyStopping and the returned results),
         # but written to the loggers here, against environment steps rather than optimizer steps.
@@ -575,9 +617,9 @@ class RLAlgorithm(L.LightningModule):
         from lit_sb3_core._trainer import RLTrainer
 
         if isinstance(total_timesteps, bool) or not isinstance(total_timesteps, (int, np.integer)):
-            raise ValueError(f"total_timesteps must be a positive integer, got {total_timesteps!r}.")
+            raise ConfigurationError(f"total_timesteps must be a positive integer, got {total_timesteps!r}.")
         if total_timesteps <= 0:
-            raise ValueError(f"total_timesteps must be a positive integer, got {total_timesteps}.")
+            raise ConfigurationError(f"total_timesteps must be a positive integer, got {total_timesteps}.")
         if env is not None:
             self._env_source = env
             self._learn_datamodule = None
@@ -617,7 +659,8 @@ class RLAlgorithm(L.LightningModule):
                 enable_model_summary=False,
                 log_every_n_steps=log_interval,
             )
-            trainer.fit(self, datamodule=datamodule)
+            with _keyboard_interrupt_reraised(trainer):
+                trainer.fit(self, datamodule=datamodule)
         return self
 
     def get_env(self) -> VectorEnv | None:
@@ -778,6 +821,27 @@ def _quiet_lightning(verbose: int):
             logger.setLevel(level)
 
 
+@contextmanager
+def _keyboard_interrupt_reraised(trainer: Any):
+    """SB3's ``learn`` lets Ctrl+C through as ``KeyboardInterrupt``; Lightning shuts down gracefully, then
+    calls ``sys.exit(1)`` and ignores SIGINT from then on. Re-raise the interrupt (so ``except
+    KeyboardInterrupt: model.save(...)`` works as with SB3) and give Ctrl+C its handler back."""
+    import signal
+    import threading
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    handler = signal.getsignal(signal.SIGINT) if main_thread else None
+    try:
+        yield
+    except SystemExit as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt) and trainer.interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if main_thread and handler is not None and signal.getsignal(signal.SIGINT) is not handler:
+            signal.signal(signal.SIGINT, handler)
+
+
 def _print_metrics(record: dict[str, float]) -> None:
     width = max(len(key) for key in record)
     lines = ["-" * (width + 16)]
@@ -935,21 +999,35 @@ class OnPolicyAlgorithm(RLAlgorithm):
             policy.reset_noise(env.num_envs)  # type: ignore[operator]
         step_increment = env.num_envs * self.world_size
         device = self.device
-        for step in range(self.n_steps):
-            if use_sde and sde_sample_freq > 0 and step > 0 and step % sde_sample_freq == 0:
-                policy.reset_noise(env.num_envs)  # type: ignore[operator]
-            obs_tensor = self.normalize_obs(obs_to_tensor(self._last_obs, device), update=True)
-            actions, values, log_probs = self.rollout_forward(obs_tensor)
-            new_obs, rewards, terminated, truncated, infos = env.step(self.to_env_actions(actions.cpu().numpy()))
-            self.num_timesteps += step_increment
-            dones = np.logical_or(terminated, truncated)
-            rewards = self.normalize_rewards(np.asarray(rewards, dtype=np.float32), dones)
-            truncated_only = np.logical_and(truncated, np.logical_not(terminated))
-            if truncated_only.any():
-                rewards = rewards + self.gamma * self._final_values(infos, truncated_only)
-            buffer.add(obs_tensor, actions, rewards, self._last_episode_starts, values, log_probs)
-            self._last_obs = new_obs
-            self._last_episode_starts = dones
+        # Lightning acts on SIGTERM between iterations; poll its flag every step so that a long rollout stops
+        # at the next step (one process only: DDP ranks stop together, at Lightning's batch boundary).
+        trainer = self._trainer
+        sigterm_poll = trainer if trainer is not None and trainer.world_size == 1 else None
+        start_timesteps = self.num_timesteps
+        try:
+            for step in range(self.n_steps):
+                if sigterm_poll is not None and sigterm_poll.received_sigterm:
+                    raise SIGTERMException()
+                if use_sde and sde_sample_freq > 0 and step > 0 and step % sde_sample_freq == 0:
+                    policy.reset_noise(env.num_envs)  # type: ignore[operator]
+                obs_tensor = self.normalize_obs(obs_to_tensor(self._last_obs, device), update=True)
+                actions, values, log_probs = self.rollout_forward(obs_tensor)
+                new_obs, rewards, terminated, truncated, infos = env.step(self.to_env_actions(actions.cpu().numpy()))
+                self.num_timesteps += step_increment
+                dones = np.logical_or(terminated, truncated)
+                rewards = self.normalize_rewards(np.asarray(rewards, dtype=np.float32), dones)
+                truncated_only = np.logical_and(truncated, np.logical_not(terminated))
+                if truncated_only.any():
+                    rewards = rewards + self.gamma * self._final_values(infos, truncated_only)
+                buffer.add(obs_tensor, actions, rewards, self._last_episode_starts, values, log_probs)
+                self._last_obs = new_obs
+                self._last_episode_starts = dones
+        except BaseException:
+            # An unfinished rollout is dropped: the step counter goes back to its start, so a checkpoint
+            # saved now (on an interrupt) describes the last complete iteration.
+            self.num_timesteps = start_timesteps
+            policy.train(True)
+            raise
         last_obs = self.normalize_obs(obs_to_tensor(self._last_obs, device))
         buffer.compute_returns_and_advantage(self.rollout_values(last_obs), self._last_episode_starts)
         policy.train(True)

@@ -19,6 +19,7 @@ from typing import Any
 
 import lightning as L
 import numpy as np
+import torch
 from lightning.pytorch.callbacks import Callback
 
 __all__ = [
@@ -129,6 +130,11 @@ class FunctionCallback(RLCallback):
         return result is not False
 
 
+def _is_global_zero(trainer: L.Trainer | None) -> bool:
+    """Files are written by one process only under DDP."""
+    return trainer is None or trainer.is_global_zero
+
+
 def _as_child(callback: RLCallback | None, parent: RLCallback) -> RLCallback | None:
     if callback is not None:
         callback.parent = parent
@@ -227,23 +233,24 @@ class EvalCallback(RLCallback):
                 results=np.array(self.evaluations_results),
                 ep_lengths=np.array(self.evaluations_length),
             )
-        mean_reward, std_reward = float(np.mean(rewards)), float(np.std(rewards))
-        mean_length = float(np.mean(lengths))
+        # Under DDP every rank evaluates; they agree on the averaged result so they take the same decisions.
+        stats = torch.tensor([np.mean(rewards), np.std(rewards), np.mean(lengths), np.std(lengths)], dtype=torch.float64)
+        mean_reward, std_reward, mean_length, std_length = self.model.all_reduce(stats, "mean").tolist()
         self.last_mean_reward = mean_reward
         metrics = {"eval/mean_reward": mean_reward, "eval/mean_ep_length": mean_length}
         for logger in self.model.loggers:
             logger.log_metrics(metrics, step=self.num_timesteps)
-        if self.verbose >= 1:
+        if self.verbose >= 1 and _is_global_zero(self.trainer):
             print(
                 f"Eval num_timesteps={self.num_timesteps}, episode_reward={mean_reward:.2f} +/- {std_reward:.2f}\n"
-                f"Episode length: {mean_length:.2f} +/- {np.std(lengths):.2f}"
+                f"Episode length: {mean_length:.2f} +/- {std_length:.2f}"
             )
         keep_training = True
         if mean_reward > self.best_mean_reward:
             if self.verbose >= 1:
                 print("New best mean reward!")
             self.best_mean_reward = mean_reward
-            if self.best_model_save_path is not None:
+            if self.best_model_save_path is not None and _is_global_zero(self.trainer):
                 self.model.save(self.best_model_save_path / "best_model.zip")
             if self.callback_on_new_best is not None:
                 keep_training = self.callback_on_new_best.on_step()
@@ -288,7 +295,7 @@ class CheckpointCallback(RLCallback):
 
     def _on_step(self) -> bool:
         last, self._last_call = self._last_call, self.n_calls
-        if self._crossed(self.save_freq, last, self.n_calls):
+        if self._crossed(self.save_freq, last, self.n_calls) and _is_global_zero(self.trainer):
             path = self.save_path / f"{self.name_prefix}_{self.num_timesteps}_steps.zip"
             self.model.save(path)
             if self.save_replay_buffer and hasattr(self.model, "save_replay_buffer"):

@@ -195,7 +195,8 @@ class PPO(OnPolicyAlgorithm):
                     clip_fractions.append(torch.mean((torch.abs(ratio - 1) > clip_range).float()))
                     approx_kls.append(approx_kl)
 
-                if self.target_kl is not None and approx_kl.item() > 1.5 * self.target_kl:
+                # Under DDP the ranks must agree to stop, or their gradient all-reduces would not match.
+                if self.target_kl is not None and self.all_reduce(approx_kl).item() > 1.5 * self.target_kl:
                     continue_training = False
                     if self.verbose >= 1:
                         print(f"Early stopping at step {self._n_updates} due to reaching max kl: {approx_kl:.2f}")

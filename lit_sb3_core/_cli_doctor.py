@@ -11,12 +11,21 @@ import importlib.metadata
 import platform
 import sys
 
-__all__ = ["run_doctor", "OPTIONAL"]
+__all__ = ["OPTIONAL", "run_doctor"]
 
-# distribution -> what it is needed for (and the extra that installs it)
-REQUIRED = ("torch", "lightning", "gymnasium", "numpy", "pluggy", "safetensors", "tensorboard", "rich")
+# Distributions core runs on, and the optional ones with the command that needs them (and the extra).
+REQUIRED = (
+    "torch",
+    "lightning",
+    "gymnasium",
+    "numpy",
+    "pluggy",
+    "safetensors",
+    "tensorboard",
+    "rich",
+    "jsonargparse",
+)
 OPTIONAL = {
-    "jsonargparse": "`lit-sb3 fit/validate/test` (LightningCLI): pip install 'lit-sb3-core[cli]'",
     "matplotlib": "`lit-sb3 plot`: pip install 'lit-sb3-core[plot]'",
     "optuna": "`lit-sb3 tune`: pip install 'lit-sb3-core[tune]'",
     "moviepy": "`lit-sb3 enjoy --video`: pip install 'lit-sb3-core[video]'",
@@ -25,9 +34,9 @@ OPTIONAL = {
 
 
 def run_doctor(args: argparse.Namespace) -> int:
+    from lit_sb3_core._registry import list_plugins
     from lit_sb3_core._version import __version__
     from lit_sb3_core.cli import _print_table, _quietly
-    from lit_sb3_core._registry import list_plugins
 
     rows = [["python", sys.version.split()[0], platform.platform(), ""]]
     rows.append(["lit-sb3-core", __version__, "", ""])
@@ -49,7 +58,12 @@ def run_doctor(args: argparse.Namespace) -> int:
         [info.name, info.distribution, info.version, info.status, ", ".join(info.provides), _fix(info)]
         for info in plugins
     ]
-    _print_table("Plugins", ["name", "distribution", "version", "status", "provides", "problem / fix"], plugin_rows, "none found")
+    _print_table(
+        "Plugins",
+        ["name", "distribution", "version", "status", "provides", "problem / fix"],
+        plugin_rows,
+        "none found",
+    )
     broken = [info for info in plugins if info.status in ("failed", "incompatible")]
     problems = [f"required package missing: {name}" for name in missing]
     problems += [f"plugin {info.name} {info.status}" for info in broken]

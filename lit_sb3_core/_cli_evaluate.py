@@ -8,17 +8,31 @@ from typing import Any
 
 from lit_sb3_core._cli_common import CliError
 
-__all__ = ["add_play_arguments", "check_model_path", "configure", "load_model_file", "parse_env_kwargs", "run_evaluate"]
+__all__ = [
+    "add_play_arguments",
+    "check_model_path",
+    "configure",
+    "load_model_file",
+    "parse_env_kwargs",
+    "run_evaluate",
+]
 
 
 def add_play_arguments(parser: argparse.ArgumentParser, episodes: int) -> None:
     """Arguments ``evaluate`` and ``enjoy`` share."""
     parser.add_argument("model", help="model file written by model.save() or `lit-sb3 train --save`")
     parser.add_argument("--env", required=True, help="gymnasium environment id, e.g. CartPole-v1")
-    parser.add_argument("--episodes", type=_positive_int, default=episodes, help=f"episodes to run (default {episodes})")
+    parser.add_argument(
+        "--episodes", type=_positive_int, default=episodes, help=f"episodes to run (default {episodes})"
+    )
     parser.add_argument("--stochastic", action="store_true", help="sample actions instead of taking the mode")
     parser.add_argument("--seed", type=int, default=0, help="seed of the environment (default 0)")
-    parser.add_argument("--env-kwargs", default=None, metavar="JSON", help='keyword arguments for gymnasium.make, as JSON: \'{"g": 9.81}\'')
+    parser.add_argument(
+        "--env-kwargs",
+        default=None,
+        metavar="JSON",
+        help="keyword arguments for gymnasium.make, as JSON: '{\"g\": 9.81}'",
+    )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +55,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
         model = load_model_file(args.model, env)  # refuses an env whose spaces differ from the model's
         env.reset(seed=args.seed)
         rewards, lengths = evaluate_policy(
-            model, env, n_eval_episodes=args.episodes, deterministic=not args.stochastic, return_episode_rewards=True
+            model,
+            env,
+            n_eval_episodes=args.episodes,
+            deterministic=not args.stochastic,
+            return_episode_rewards=True,
         )
     finally:
         env.close()
@@ -72,7 +90,9 @@ def check_model_path(path: str) -> None:
             f"`lit-sb3 test --ckpt_path {path} --env ENV_ID`, or save a model file with model.save()."
         )
     if not given.exists() and not given.with_suffix(".zip").exists():
-        raise CliError(f"No model file at {path!r}: pass the .zip written by model.save() or `lit-sb3 train --save`.")
+        raise CliError(
+            f"No model file at {path!r}: pass the .zip written by model.save() or `lit-sb3 train --save`."
+        )
 
 
 def parse_env_kwargs(text: str | None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import pickle
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from lit_sb3_core._cli_common import CliError
 if TYPE_CHECKING:
     from lightning.pytorch.cli import LightningArgumentParser
 
-__all__ = ["SUBCOMMANDS", "run_lightning", "prepare_args"]
+__all__ = ["SUBCOMMANDS", "prepare_args", "run_lightning"]
 
 SUBCOMMANDS = ("fit", "validate", "test")
 
@@ -133,6 +134,8 @@ def prepare_args(subcommand: str, argv: list[str]) -> list[str]:
     if subcommand not in SUBCOMMANDS:
         raise CliError(f"unknown subcommand {subcommand!r}; use one of {', '.join(SUBCOMMANDS)}.")
     args, zoo_env = _pop_option(list(argv), "--zoo")
+    for _, config in _option_indices(args, ("--config", "-c")):
+        _read_config(config)  # a missing file is named now, not after a page of usage
     args = _resolve_model_options(args)
     defaults: dict[str, Any] = {}
     if subcommand != "fit":
@@ -249,12 +252,13 @@ def _read_config(text_or_path: str) -> dict[str, Any]:
         is_file = path.is_file()
     except OSError:  # a config given inline can be too long for a file name
         is_file = False
-    if is_file:
-        loaded = yaml.safe_load(path.read_text())
-    elif text_or_path.lstrip().startswith("{") or "\n" in text_or_path:
-        loaded = yaml.safe_load(text_or_path)
-    else:
-        raise CliError(f"No config file at {text_or_path!r}.")
+    inline = not is_file and (text_or_path.lstrip().startswith("{") or "\n" in text_or_path)
+    if not is_file and not inline:
+        raise CliError(f"No config file at {text_or_path!r} (--config).")
+    try:
+        loaded = yaml.safe_load(path.read_text() if is_file else text_or_path)
+    except yaml.YAMLError as exc:
+        raise CliError(f"The config {text_or_path!r} is not valid YAML: {exc}") from None
     return loaded if isinstance(loaded, dict) else {}
 
 
@@ -332,7 +336,7 @@ def _read_checkpoint(ckpt_path: str) -> dict[str, Any]:
 
     try:
         checkpoint = torch.load(ckpt_path, map_location="cpu", weights_only=True)
-    except Exception as exc:
+    except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError) as exc:
         raise CliError(f"{ckpt_path!r} is not a readable Lightning checkpoint: {exc}") from None
     return checkpoint if isinstance(checkpoint, dict) else {}
 
@@ -359,7 +363,12 @@ def _check_and_link(config: Any, subcommand: str) -> None:
         )
     init_args = model.get("init_args")
     seed = config.get("seed_everything")
-    if init_args is not None and init_args.get("seed") is None and not isinstance(seed, bool) and seed is not None:
+    if (
+        init_args is not None
+        and init_args.get("seed") is None
+        and not isinstance(seed, bool)
+        and seed is not None
+    ):
         init_args["seed"] = int(seed)  # the environments are seeded from the model's seed
     trainer = config.get("trainer")
     train_env = config.get("data").get("train_env") if config.get("data") is not None else None

@@ -50,21 +50,24 @@ def run_train(args: argparse.Namespace) -> int:
 
     from lit_sb3_core._datamodule import RLEnvDataModule
     from lit_sb3_core._registry import get_algo_class
+    from lit_sb3_core._tuned import split_tuned
     from lit_sb3_core._trainer import RLTrainer
 
     torch.set_num_threads(max(1, args.threads))
     cls = get_algo_class(args.algo)
-    tuned = {} if args.no_tuned else dict(getattr(cls, "tuned_hyperparameters", {}).get(args.env, {}))
-    n_envs = args.n_envs or int(tuned.pop("n_envs", 1))
-    steps = args.steps or int(tuned.pop("n_timesteps", 100_000))
-    normalize = tuned.pop("normalize", False)
-    hyperparameters = {**tuned, **_parse_overrides(args.hp), "seed": args.seed}
-    source = "tuned for " + args.env if tuned else "defaults"
-    print(f"Training {cls.__name__} ({source}) on {args.env} for {steps} steps with {n_envs} env(s).")
+    table = {} if args.no_tuned else getattr(cls, "tuned_hyperparameters", {})
+    tuned = split_tuned(cls, table[args.env]) if args.env in table else {"model": {}, "data": {}, "trainer": {}}
+    data = {"n_envs": 1, **tuned["data"]}
+    if args.n_envs:
+        data["n_envs"] = args.n_envs
+    steps = args.steps or int(tuned["trainer"].get("max_steps", 100_000))
+    hyperparameters = {**tuned["model"], **_parse_overrides(args.hp), "seed": args.seed}
+    source = "tuned for " + args.env if args.env in table else "defaults"
+    print(f"Training {cls.__name__} ({source}) on {args.env} for {steps} steps with {data['n_envs']} env(s).")
     if hyperparameters:
         print("Hyperparameters: " + ", ".join(f"{k}={v!r}" for k, v in sorted(hyperparameters.items())))
     model = cls(**hyperparameters)
-    datamodule = RLEnvDataModule(train_env=args.env, n_envs=n_envs, seed=args.seed, normalize=normalize)
+    datamodule = RLEnvDataModule(train_env=args.env, seed=args.seed, **data)
     trainer = RLTrainer(
         max_steps=steps,
         run_name=f"{cls.algo_name or args.algo}_{args.env}",

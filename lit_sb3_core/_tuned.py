@@ -13,7 +13,7 @@ from typing import Any
 
 from lit_sb3_core.errors import ConfigurationError
 
-__all__ = ["tuned_hyperparameters", "split_tuned"]
+__all__ = ["split_tuned", "tuned_hyperparameters"]
 
 # rl-zoo3 keys that belong to the trainer, by their RLTrainer name.
 _TRAINER_KEYS = {"n_timesteps": "max_steps"}

@@ -126,15 +126,52 @@ def _configure_lazy(module: str) -> Callable[[argparse.ArgumentParser], None]:
 
 
 COMMANDS: list[Command] = [
-    Command("fit", "train with LightningCLI: configs, --print_config, --zoo ENV tuned defaults", raw=_lightning("fit")),
-    Command("validate", "evaluate a checkpoint on the validation env with LightningCLI", raw=_lightning("validate")),
+    Command(
+        "fit",
+        "train with LightningCLI: configs, --print_config, --zoo ENV tuned defaults",
+        raw=_lightning("fit"),
+    ),
+    Command(
+        "validate",
+        "evaluate a checkpoint on the validation env with LightningCLI",
+        raw=_lightning("validate"),
+    ),
     Command("test", "evaluate a checkpoint on the test env with LightningCLI", raw=_lightning("test")),
-    Command("train", "train an algorithm on an environment, then evaluate it", run=_run_train, configure=_configure_train),
-    Command("evaluate", "mean ± std return of a saved model over N episodes", run=_lazy("_cli_evaluate", "run_evaluate"), configure=_configure_lazy("_cli_evaluate")),
-    Command("enjoy", "watch a saved model play (window, or --video DIR)", run=_lazy("_cli_enjoy", "run_enjoy"), configure=_configure_lazy("_cli_enjoy")),
-    Command("plot", "learning curves (mean ± std over runs) from TensorBoard or CSV logs", run=_lazy("_cli_plot", "run_plot"), configure=_configure_lazy("_cli_plot")),
-    Command("tune", "search hyperparameters with Optuna (pruning on evaluation returns)", run=_lazy("_cli_tune", "run_tune"), configure=_configure_lazy("_cli_tune")),
-    Command("doctor", "versions of core, plugins and dependencies; plugins that failed", run=_lazy("_cli_doctor", "run_doctor")),
+    Command(
+        "train",
+        "train an algorithm on an environment, then evaluate it",
+        run=_run_train,
+        configure=_configure_train,
+    ),
+    Command(
+        "evaluate",
+        "mean ± std return of a saved model over N episodes",
+        run=_lazy("_cli_evaluate", "run_evaluate"),
+        configure=_configure_lazy("_cli_evaluate"),
+    ),
+    Command(
+        "enjoy",
+        "watch a saved model play (window, or --video DIR)",
+        run=_lazy("_cli_enjoy", "run_enjoy"),
+        configure=_configure_lazy("_cli_enjoy"),
+    ),
+    Command(
+        "plot",
+        "learning curves (mean ± std over runs) from TensorBoard or CSV logs",
+        run=_lazy("_cli_plot", "run_plot"),
+        configure=_configure_lazy("_cli_plot"),
+    ),
+    Command(
+        "tune",
+        "search hyperparameters with Optuna (pruning on evaluation returns)",
+        run=_lazy("_cli_tune", "run_tune"),
+        configure=_configure_lazy("_cli_tune"),
+    ),
+    Command(
+        "doctor",
+        "versions of core, plugins and dependencies; plugins that failed",
+        run=_lazy("_cli_doctor", "run_doctor"),
+    ),
     Command("algos", "list the registered algorithms", run=_run_algos, configure=_configure_algos),
     Command("plugins", "list the discovered plugins, loaded or not, and their errors", run=_run_plugins),
 ]
@@ -143,7 +180,9 @@ COMMANDS: list[Command] = [
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every command in :data:`COMMANDS`."""
     parser = argparse.ArgumentParser(
-        prog="lit-sb3", description="Stable-Baselines3-style reinforcement learning on PyTorch Lightning."
+        prog="lit-sb3",
+        description="Stable-Baselines3-style reinforcement learning on PyTorch Lightning.",
+        epilog="Run `lit-sb3 COMMAND --help` for a command's options and examples (docs/cli.md has them all).",
     )
     parser.add_argument("--version", action="version", version=f"lit-sb3-core {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

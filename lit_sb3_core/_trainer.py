@@ -87,6 +87,8 @@ class RLTrainer(L.Trainer):
             ``val/mean_reward`` & co. Ignored when ``val_check_interval`` is given (Lightning's own
             interval, in iterations). A last evaluation runs when the budget is reached.
         n_eval_episodes: episodes per evaluation during ``fit``.
+        log_every_n_steps: iterations between two metric records (SB3's ``log_interval``); default: the
+            algorithm's own (1 for PPO, 100 for A2C, as in SB3).
         logger: ``None``/``True`` gives that TensorBoard logger; ``False`` disables logging.
         max_epochs, min_epochs, min_steps: rejected; the step budget decides when training ends.
         num_sanity_val_steps: defaults to 0 (a sanity evaluation would cost whole episodes).
@@ -155,6 +157,7 @@ class RLTrainer(L.Trainer):
             raise ConfigurationError(f"eval_every_n_steps must be a positive integer, got {eval_every_n_steps!r}.")
         if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
             raise ConfigurationError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
+        self._rl_log_interval = log_every_n_steps
         self._rl_eval_every_n_steps = eval_every_n_steps
         self._rl_n_eval_episodes = n_eval_episodes
         self._rl_val_interval_given = val_check_interval is not None
@@ -259,6 +262,11 @@ class RLTrainer(L.Trainer):
     @property
     def rl_budget_reached(self) -> bool:
         return self.rl_num_timesteps >= self._rl_total_timesteps
+
+    @property
+    def rl_log_interval(self) -> int | None:
+        """Iterations between metric records, when given as ``log_every_n_steps``."""
+        return self._rl_log_interval
 
     @property
     def run_name(self) -> str:

@@ -37,9 +37,9 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from lit_sb3_core._rng import capture_rng_state, restore_rng_state
 from lit_sb3_core.buffers import RolloutBuffer
 from lit_sb3_core.normalization import ObservationNormalizer, RewardNormalizer
-from lit_sb3_core.errors import ConfigurationError, UnknownNameError
+from lit_sb3_core.errors import ConfigurationError, ModelFileError, UnknownNameError
 from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES, class_to_string, resolve_subclass
-from lit_sb3_core.schedules import Schedule, make_schedule
+from lit_sb3_core.schedules import Schedule, checked_schedule, make_schedule
 from lit_sb3_core.spaces import describe_space, is_image_space, obs_to_tensor, space_from_json, space_to_json
 
 if TYPE_CHECKING:
@@ -93,6 +93,9 @@ class RLAlgorithm(L.LightningModule):
     # env id -> hyperparameters tuned for it (rl-zoo3's where available); "n_envs", "n_timesteps" and
     # "normalize" are run settings (datamodule/trainer), the rest constructor arguments. Used by the CLI.
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = {}
+    # Iterations between two metric records (SB3's log_interval: 1 for PPO, 100 for A2C). RLTrainer's
+    # log_every_n_steps, counted in iterations, overrides it.
+    default_log_interval: ClassVar[int] = 1
     # Whether RLEnvDataModule(normalize=...) is honoured (the algorithm calls normalize_obs/normalize_rewards).
     supports_normalization: ClassVar[bool] = False
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
@@ -122,11 +125,12 @@ class RLAlgorithm(L.LightningModule):
     ) -> None:
         super().__init__()
         self.save_hyperparameters(ignore=["env"])
+        _keep_own_arguments(self.hparams, type(self))
         self.hparams["policy_kwargs"] = _jsonable_policy_kwargs(self.hparams.get("policy_kwargs"))
         if isinstance(self.hparams.get("policy"), type):
             self.hparams["policy"] = class_to_string(self.hparams["policy"])
         self.automatic_optimization = False
-        self.lr_schedule = make_schedule(learning_rate, "learning_rate")
+        self.lr_schedule = checked_schedule(make_schedule(learning_rate, "learning_rate"), "learning_rate")
         self.seed = seed
         self.verbose = verbose
         self.policy: torch.nn.Module | None = None
@@ -146,6 +150,7 @@ class RLAlgorithm(L.LightningModule):
         self._fit_start_time = 0.0
         self._fit_start_timesteps = 0
         self._ep_info_window: Any = None
+        self._ep_rew_monitored = False
         self._seeded_eval_envs: list[VectorEnv] = []
         self._last_obs: Any = None
         self._last_episode_starts: np.ndarray | None = None
@@ -156,6 +161,8 @@ class RLAlgorithm(L.LightningModule):
         self._pending_optimizer_states: list[dict[str, Any]] = []  # from a model file, applied at fit start
         if env is not None:
             self._build(*self._probe_spaces(env))
+        elif isinstance(policy, str) and policy not in self.policy_aliases and not set(policy) & {":", "."}:
+            self.policy_class()  # an unknown alias fails here, as in SB3, not when training starts
 
     # construction ---------------------------------------------------------------------------------
     @staticmethod
@@ -366,6 +373,9 @@ class RLAlgorithm(L.LightningModule):
         self._restored_episode_stats = ([], [])
         self._fit_start_time = time.perf_counter()
         self._fit_start_timesteps = self.num_timesteps
+        self._ep_rew_monitored = any(
+            getattr(callback, "monitor", None) == "rollout/ep_rew_mean" for callback in self.trainer.callbacks
+        )
         if self._pending_optimizer_states:
             for optimizer, state in zip(self.trainer.optimizers, self._pending_optimizer_states):
                 optimizer.load_state_dict(state)
@@ -434,8 +444,24 @@ class RLAlgorithm(L.LightningModule):
         optimizer.step()
 
     # logging --------------------------------------------------------------------------------------
-    def log_iteration(self, metrics: dict[str, float]) -> None:
-        """Write one iteration's metrics to the loggers, the progress bar and (if verbose) the console."""
+    @property
+    def log_interval(self) -> int:
+        """Iterations between metric records: RLTrainer(log_every_n_steps=...) or the algorithm's default."""
+        chosen = getattr(self._trainer, "rl_log_interval", None)
+        return max(1, int(chosen if chosen is not None else self.default_log_interval))
+
+    def should_log(self) -> bool:
+        """Whether this iteration writes metrics: every ``log_interval`` iterations and at the budget."""
+        return self.iterations % self.log_interval == 0 or self.num_timesteps >= self.total_timesteps
+
+    def log_iteration(self, metrics: dict[str, float] | None = None) -> None:
+        """Write one iteration's metrics to the loggers, the progress bar and (if verbose) the console.
+
+        Call it every iteration; it records only on ``should_log()`` iterations, so pass metrics that are
+        cheap to build or build them only when ``should_log()`` is true.
+        """
+        if not self.should_log():
+            return
         elapsed = max(time.perf_counter() - self._fit_start_time, 1e-9)
         fps = int((self.num_timesteps - self._fit_start_timesteps) / elapsed)
         record: dict[str, float] = {}
@@ -450,12 +476,13 @@ class RLAlgorithm(L.LightningModule):
                 "time/total_timesteps": self.num_timesteps,
             }
         )
-        record.update(metrics)
+        record.update(metrics or {})
         self._last_metrics = record
         for logger in self.loggers:
             logger.log_metrics(record, step=self.num_timesteps)
-        if "rollout/ep_rew_mean" in record:
-            # Through Lightning too, so ModelCheckpoint/EarlyStopping can monitor it.
+        if "rollout/ep_rew_mean" in record and self._ep_rew_monitored:
+            # Through Lightning too, for ModelCheckpoint/EarlyStopping(monitor="rollout/ep_rew_mean"); only
+            # when one watches it, since self.log costs about a millisecond.
             self.log("rollout/ep_rew_mean", record["rollout/ep_rew_mean"], logger=False, batch_size=1)
         if self.verbose >= 1:
             _print_metrics(record)
@@ -603,7 +630,7 @@ class RLAlgorithm(L.LightningModule):
         total_timesteps: int,
         env: Any = None,
         callback: Any = None,
-        log_interval: int = 1,
+        log_interval: int | None = None,
         tb_log_name: str | None = None,
         reset_num_timesteps: bool = True,
         progress_bar: bool = False,
@@ -711,6 +738,29 @@ class RLAlgorithm(L.LightningModule):
         return load_model(path, env=env, expected_cls=cls, **kwargs)
 
     # checkpoints ----------------------------------------------------------------------------------
+    @classmethod
+    def load_from_checkpoint(  # type: ignore[override]
+        cls,
+        checkpoint_path: Any,
+        map_location: Any = None,
+        hparams_file: Any = None,
+        strict: bool | None = None,
+        weights_only: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Lightning's ``load_from_checkpoint``; a file that ``weights_only`` loading refuses (it holds pickled
+        code) raises ``ModelFileError`` saying so, instead of torch's ``UnpicklingError``."""
+        import pickle
+
+        from lit_sb3_core._faults import unsafe_checkpoint_error
+
+        try:
+            return super().load_from_checkpoint(
+                checkpoint_path, map_location, hparams_file, strict, weights_only=weights_only, **kwargs
+            )
+        except pickle.UnpicklingError as exc:
+            raise unsafe_checkpoint_error(checkpoint_path, exc) from None  # type: ignore[misc]
+
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         assert self.observation_space is not None and self.action_space is not None
         checkpoint["lit_sb3"] = {
@@ -729,9 +779,15 @@ class RLAlgorithm(L.LightningModule):
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         state = checkpoint.get("lit_sb3")
         if state is None:
-            raise ValueError("This checkpoint was not written by a lit-sb3 algorithm (no 'lit_sb3' entry).")
+            raise ModelFileError(
+                "This checkpoint was not written by a lit-sb3 algorithm (no 'lit_sb3' entry): load plain "
+                "Lightning checkpoints with their own LightningModule class."
+            )
         if self.algo_name and state.get("algo") not in (None, self.algo_name):
-            raise ValueError(f"This checkpoint holds a {state['algo']!r} model, not {self.algo_name!r}.")
+            raise ModelFileError(
+                f"This checkpoint holds a {state['algo']!r} model, not {self.algo_name!r}: load it with that "
+                "algorithm's class (lit_sb3.get_algo_class(name).load_from_checkpoint(path))."
+            )
         observation_space = space_from_json(state["observation_space"])
         action_space = space_from_json(state["action_space"])
         if self.policy is None:
@@ -772,6 +828,19 @@ def make_optimizer(
         if params and all(p.device.type in ("cpu", "cuda") and p.dtype.is_floating_point for p in params):
             kwargs["fused"] = True
     return optimizer_class(params, lr=lr, **kwargs)
+
+
+def _keep_own_arguments(hparams: Any, cls: type) -> None:
+    """Drop saved arguments of base classes that ``cls.__init__`` does not take (they would break loading).
+
+    ``save_hyperparameters`` records the arguments of every ``__init__`` in the chain; an algorithm that
+    fixes a base-class argument (TRPO has no ``ent_coef``) must not get it back as a keyword on ``load``.
+    """
+    parameters = inspect.signature(cls.__init__).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    for name in [key for key in hparams if key not in parameters]:
+        del hparams[name]
 
 
 def _accelerator(device: str) -> str:

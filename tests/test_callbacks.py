@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -43,11 +44,27 @@ def test_stop_on_reward_threshold_stops_cleanly() -> None:
     assert model.num_timesteps == 32
 
 
+class ConstantEpisodes(gym.Env):
+    """Every episode lasts 5 steps with reward 1: evaluations of any policy are identical."""
+
+    observation_space = gym.spaces.Box(-1, 1, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.zeros(1, np.float32), 1.0, self.t >= 5, False, {}
+
+
 def test_stop_on_no_model_improvement() -> None:
     stop = StopTrainingOnNoModelImprovement(max_no_improvement_evals=0, min_evals=1)
-    callback = EvalCallback("CartPole-v1", callback_after_eval=stop, n_eval_episodes=1, eval_freq=32, verbose=0)
-    model = PPO(**SMALL, learning_rate=0.0).learn(10_000, env="CartPole-v1", callback=callback)
-    # With a frozen policy nothing improves after the first evaluation: stop at the second.
+    callback = EvalCallback(ConstantEpisodes(), callback_after_eval=stop, n_eval_episodes=1, eval_freq=32, verbose=0)
+    model = PPO(**SMALL).learn(10_000, env=ConstantEpisodes, callback=callback)
+    # Nothing can improve after the first evaluation: training stops at the second.
     assert model.num_timesteps == 64 and stop.no_improvement_evals == 1
 
 

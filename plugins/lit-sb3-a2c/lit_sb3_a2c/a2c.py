@@ -55,7 +55,9 @@ class A2C(OnPolicyAlgorithm):
         rms_prop_eps: epsilon of the default RMSprop optimizer (stabilises the square root's denominator).
         use_rms_prop: RMSprop (``alpha=0.99``, the paper's choice) when True, Adam when False. Ignored when
             ``policy_kwargs`` sets ``optimizer_class``.
-        use_sde / sde_sample_freq: generalized State-Dependent Exploration (not yet available).
+        use_sde: generalized State-Dependent Exploration (gSDE) for Box actions instead of independent
+            Gaussian noise; its settings (``log_std_init``, ``full_std``, ``use_expln``, ...) go in ``policy_kwargs``.
+        sde_sample_freq: resample the gSDE noise every this many steps (-1: once per rollout).
         normalize_advantage: normalise advantages over the rollout (not in the original algorithm).
         stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
@@ -69,6 +71,7 @@ class A2C(OnPolicyAlgorithm):
     algo_name: ClassVar[str] = "a2c"
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
+    default_log_interval: ClassVar[int] = 100  # SB3's A2C.learn(log_interval=100): iterations are tiny
 
     def __init__(
         self,
@@ -93,7 +96,11 @@ class A2C(OnPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
     ) -> None:
-        if isinstance(rms_prop_eps, bool) or not isinstance(rms_prop_eps, (int, float)) or not rms_prop_eps >= 0:
+        if (
+            isinstance(rms_prop_eps, bool)
+            or not isinstance(rms_prop_eps, (int, float))
+            or not rms_prop_eps >= 0
+        ):
             raise ConfigurationError(f"A2C rms_prop_eps must be a number >= 0, got {rms_prop_eps!r}.")
         if max_grad_norm is not None and not max_grad_norm > 0:
             raise ConfigurationError(
@@ -121,7 +128,9 @@ class A2C(OnPolicyAlgorithm):
             tensorboard_log=tensorboard_log,
         )
 
-    def make_policy(self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]) -> torch.nn.Module:
+    def make_policy(
+        self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
+    ) -> torch.nn.Module:
         """Choose the optimizer as SB3 does; the saved ``policy_kwargs`` stay what the user gave."""
         kwargs = dict(policy_kwargs)
         optimizer_class = kwargs.get("optimizer_class")
@@ -132,6 +141,11 @@ class A2C(OnPolicyAlgorithm):
         else:
             if isinstance(optimizer_class, str) and optimizer_class.lower() in OPTIMIZER_ALIASES:
                 optimizer_class = kwargs["optimizer_class"] = OPTIMIZER_ALIASES[optimizer_class.lower()]
+            elif isinstance(optimizer_class, str) and not any(sep in optimizer_class for sep in ".:"):
+                raise ConfigurationError(
+                    f"A2C: unknown optimizer_class {optimizer_class!r} in policy_kwargs. Use one of "
+                    f"{', '.join(sorted(OPTIMIZER_ALIASES))}, an import path 'package.module:Class', or a class."
+                )
             if kwargs.get("optimizer_kwargs") is None and optimizer_class is not torch.optim.Adam:
                 # SB3 adds eps=1e-5 for Adam only; other optimizers keep their own defaults.
                 kwargs["optimizer_kwargs"] = {}

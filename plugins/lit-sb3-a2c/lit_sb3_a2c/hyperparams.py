@@ -1,8 +1,8 @@
 """A2C hyperparameters tuned by rl-zoo3 (https://github.com/DLR-RM/rl-baselines3-zoo), as plain data.
 
-"n_envs" and "n_timesteps" are run settings, every other key a constructor argument. rl-zoo3 also trains
-Pendulum-v1 with observation/reward normalization (``normalize: true``) and gSDE (``use_sde: true``);
-lit-sb3 0.1 has neither, so those two keys are left out and the entry learns more slowly than rl-zoo3's.
+"n_timesteps" is the step budget; "n_envs" and "normalize" (observation and reward normalization, as
+SB3's VecNormalize) configure RLEnvDataModule; every other key is a constructor argument
+(``lit_sb3.tuned_hyperparameters("a2c", env_id)`` does the split).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ TUNED: dict[str, dict[str, Any]] = {
         "ent_coef": 0.00001,
     },
     "Pendulum-v1": {
+        "normalize": True,
         "n_envs": 8,
         "n_timesteps": 1_000_000,
         "ent_coef": 0.0,
@@ -37,6 +38,7 @@ TUNED: dict[str, dict[str, Any]] = {
         "use_rms_prop": True,
         "normalize_advantage": False,
         "learning_rate": "lin_7e-4",
+        "use_sde": True,
         "policy_kwargs": {"log_std_init": -2, "ortho_init": False},
     },
 }

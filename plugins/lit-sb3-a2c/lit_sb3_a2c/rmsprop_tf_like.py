@@ -50,7 +50,13 @@ class RMSpropTFLike(Optimizer):
         momentum: float = 0.0,
         centered: bool = False,
     ) -> None:
-        for name, value in (("lr", lr), ("alpha", alpha), ("eps", eps), ("weight_decay", weight_decay), ("momentum", momentum)):
+        for name, value in (
+            ("lr", lr),
+            ("alpha", alpha),
+            ("eps", eps),
+            ("weight_decay", weight_decay),
+            ("momentum", momentum),
+        ):
             if not value >= 0.0:
                 raise ValueError(f"RMSpropTFLike: {name} must be >= 0, got {value!r}.")
         defaults = {

@@ -11,9 +11,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-
 from lit_sb3_a2c import A2C, RMSpropTFLike
-from lit_sb3_core import evaluate_policy, load
+
+from lit_sb3_core import evaluate_policy, load, tuned_hyperparameters
 from lit_sb3_core.errors import ConfigurationError
 
 
@@ -53,7 +53,8 @@ def test_rmsprop_tf_like_option(optimizer_class: Any) -> None:
     assert type(optimizer) is RMSpropTFLike
     assert optimizer.param_groups[0]["eps"] == 1e-8  # RMSpropTFLike's own default, as in SB3
     tuned = A2C(
-        env="CartPole-v1", policy_kwargs={"optimizer_class": optimizer_class, "optimizer_kwargs": {"eps": 1e-5}}
+        env="CartPole-v1",
+        policy_kwargs={"optimizer_class": optimizer_class, "optimizer_kwargs": {"eps": 1e-5}},
     ).configure_optimizers()
     assert tuned.param_groups[0]["eps"] == 1e-5
 
@@ -73,13 +74,22 @@ def test_rmsprop_tf_like_state_survives_save_and_load(tmp_path: Path) -> None:
 
 
 # the update ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
-def test_one_update_matches_stable_baselines3(env_id: str) -> None:
+@pytest.mark.parametrize(
+    ("env_id", "extra"), [("CartPole-v1", {}), ("Pendulum-v1", {}), ("Pendulum-v1", {"use_sde": True})]
+)
+def test_one_update_matches_stable_baselines3(env_id: str, extra: dict[str, Any]) -> None:
     """Same weights and rollout in, same weights and losses out as SB3's A2C.train()."""
     sb3 = pytest.importorskip("stable_baselines3")
     from stable_baselines3.common.logger import Logger
 
-    hyperparameters = {"n_steps": 16, "ent_coef": 0.01, "vf_coef": 0.4, "max_grad_norm": 0.3, "gamma": 0.95}
+    hyperparameters = {
+        "n_steps": 16,
+        "ent_coef": 0.01,
+        "vf_coef": 0.4,
+        "max_grad_norm": 0.3,
+        "gamma": 0.95,
+        **extra,
+    }
     model = A2C(env=env_id, seed=3, normalize_advantage=True, **hyperparameters)
     initial = copy.deepcopy(model.policy.state_dict())
     model.learn(16)  # exactly one rollout of 16 steps and one update
@@ -97,7 +107,9 @@ def test_one_update_matches_stable_baselines3(env_id: str) -> None:
     reference.train()
 
     for key, value in reference.policy.state_dict().items():
-        torch.testing.assert_close(model.policy.state_dict()[key], value, rtol=1e-5, atol=1e-6, msg=lambda m: f"{key}: {m}")
+        torch.testing.assert_close(
+            model.policy.state_dict()[key], value, rtol=1e-5, atol=1e-6, msg=lambda m, key=key: f"{key}: {m}"
+        )
     logged = reference.logger.name_to_value
     for key in ("train/policy_loss", "train/value_loss", "train/entropy_loss", "train/explained_variance"):
         assert model._last_metrics[key] == pytest.approx(logged[key], rel=1e-4, abs=1e-6), key
@@ -111,7 +123,8 @@ def test_one_update_matches_stable_baselines3(env_id: str) -> None:
         ({"rms_prop_eps": -1.0}, "rms_prop_eps"),
         ({"max_grad_norm": 0.0}, "max_grad_norm"),
         ({"n_steps": 0}, "n_steps"),
-        ({"use_sde": True}, "gSDE"),
+        ({"env": "CartPole-v1", "use_sde": True}, "gSDE needs Box actions"),
+        ({"env": "Pendulum-v1", "policy_kwargs": {"use_sde": True}}, "Pass use_sde to"),
         ({"gae_lambda": 1.5}, "gae_lambda"),
     ],
 )
@@ -120,12 +133,18 @@ def test_bad_hyperparameters_are_explained(kwargs: dict[str, Any], message: str)
         A2C(**kwargs)
 
 
+def test_unknown_optimizer_name_is_explained() -> None:
+    with pytest.raises(ConfigurationError, match="rmsprop_tf_like"):
+        A2C(env="CartPole-v1", policy_kwargs={"optimizer_class": "rmsprop_tflike_typo"})
+
+
 def test_tuned_hyperparameters_construct() -> None:
-    for env_id, tuned in A2C.tuned_hyperparameters.items():
-        kwargs = {k: v for k, v in tuned.items() if k not in ("n_envs", "n_timesteps")}
-        model = A2C(**kwargs)
-        json.dumps(dict(model.hparams)), env_id
+    for env_id in A2C.tuned_hyperparameters:
+        split = tuned_hyperparameters("a2c", env_id)  # refuses keys neither A2C nor the datamodule takes
+        json.dumps(dict(A2C(**split["model"]).hparams))
+        assert split["data"]["n_envs"] >= 1 and split["trainer"]["max_steps"] > 0
     assert A2C.tuned_hyperparameters["CartPole-v1"] == {"n_envs": 8, "n_timesteps": 500_000, "ent_coef": 0.0}
+    assert tuned_hyperparameters("a2c", "Pendulum-v1")["data"] == {"n_envs": 8, "normalize": True}
 
 
 # learning ------------------------------------------------------------------------------------------

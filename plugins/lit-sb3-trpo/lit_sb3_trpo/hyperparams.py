@@ -1,9 +1,8 @@
 """TRPO hyperparameters tuned by rl-zoo3 (https://github.com/DLR-RM/rl-baselines3-zoo), as plain data.
 
-"n_envs" and "n_timesteps" are run settings, every other key a constructor argument. rl-zoo3 trains
-Pendulum-v1 with gSDE (``use_sde: true, sde_sample_freq: 4``), which lit-sb3 0.1 does not have yet; the
-entry keeps the rest and explores with the default diagonal Gaussian. Entries that rl-zoo3 runs with
-observation/reward normalization (Acrobot, MountainCar, ...) wait for that feature and are left out.
+"n_timesteps" is the step budget; "n_envs" and "normalize" (observation and reward normalization, as
+SB3's VecNormalize) configure RLEnvDataModule; every other key is a constructor argument
+(``lit_sb3.tuned_hyperparameters("trpo", env_id)`` does the split).
 """
 
 from __future__ import annotations
@@ -30,6 +29,21 @@ TUNED: dict[str, dict[str, Any]] = {
         "n_steps": 1024,
         "gamma": 0.9,
         "n_critic_updates": 15,
+        "use_sde": True,
+        "sde_sample_freq": 4,
+    },
+    "Acrobot-v1": {
+        "normalize": True,
+        "n_envs": 2,
+        "n_timesteps": 100_000,
+        "n_steps": 1024,
+    },
+    "MountainCar-v0": {
+        "normalize": True,
+        "n_envs": 2,
+        "n_timesteps": 100_000,
+        "n_steps": 1024,
+        "n_critic_updates": 20,
     },
     "LunarLander-v3": {
         "n_envs": 2,

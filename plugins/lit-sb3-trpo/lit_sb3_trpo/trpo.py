@@ -42,10 +42,6 @@ from lit_sb3_trpo.trust_region import conjugate_gradient, mean_kl
 
 __all__ = ["TRPO"]
 
-# OnPolicyAlgorithm arguments TRPO fixes (no entropy bonus, separate critic, no clipping): not TRPO's own.
-_FIXED_PARENT_ARGUMENTS = ("ent_coef", "vf_coef", "max_grad_norm")
-
-
 def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ConfigurationError(f"TRPO {name} must be an integer >= {minimum}, got {value!r}.")
@@ -84,7 +80,9 @@ class TRPO(OnPolicyAlgorithm):
         line_search_max_iter: line-search trials before the step is abandoned.
         n_critic_updates: epochs of value-function minibatch updates per rollout.
         gae_lambda: GAE lambda.
-        use_sde / sde_sample_freq: generalized State-Dependent Exploration (not yet available).
+        use_sde: generalized State-Dependent Exploration (gSDE) for Box actions instead of independent
+            Gaussian noise; its settings (``log_std_init``, ``full_std``, ``use_expln``, ...) go in ``policy_kwargs``.
+        sde_sample_freq: resample the gSDE noise every this many steps (-1: once per rollout).
         normalize_advantage: normalise advantages over the rollout.
         target_kl: trust-region radius, the largest mean KL between the old and new policy.
         sub_sampling_factor: use every k-th transition for the policy step (faster; see Schulman's thesis,
@@ -130,7 +128,9 @@ class TRPO(OnPolicyAlgorithm):
         self.batch_size = _positive_int("batch_size", batch_size)
         self.cg_max_steps = _positive_int("cg_max_steps", cg_max_steps)
         self.cg_damping = _positive_float("cg_damping", cg_damping, allow_zero=True)
-        self.line_search_shrinking_factor = _positive_float("line_search_shrinking_factor", line_search_shrinking_factor)
+        self.line_search_shrinking_factor = _positive_float(
+            "line_search_shrinking_factor", line_search_shrinking_factor
+        )
         if not self.line_search_shrinking_factor < 1:
             raise ConfigurationError(
                 f"TRPO line_search_shrinking_factor must be in (0, 1) so each trial is shorter, got "
@@ -159,9 +159,6 @@ class TRPO(OnPolicyAlgorithm):
             device=device,
             tensorboard_log=tensorboard_log,
         )
-        # save_hyperparameters also records the parent's arguments; TRPO's constructor does not take these.
-        for name in _FIXED_PARENT_ARGUMENTS:
-            self.hparams.pop(name, None)
 
     def validate_rollout_size(self, rollout_size: int) -> None:
         policy_samples = -(-rollout_size // self.sub_sampling_factor)
@@ -208,11 +205,17 @@ class TRPO(OnPolicyAlgorithm):
         actor_params, objective, kl, success = self._policy_step(batch)
 
         value_losses: list[torch.Tensor] = []
+        distributed = self.world_size > 1
         for _ in range(self.n_critic_updates):
             for minibatch in buffer.minibatches(self.batch_size):
                 value_loss = F.mse_loss(minibatch.returns, policy.predict_values(minibatch.observations))
                 optimizer.zero_grad(set_to_none=True)
-                self.manual_backward(value_loss)
+                if distributed:
+                    # DDP's reducer expects a gradient for every parameter: the actor's join with weight 0
+                    # (and are dropped below), so plain strategy="ddp" works without find_unused_parameters.
+                    self.manual_backward(value_loss + 0.0 * sum(p.sum() for p in actor_params))
+                else:
+                    self.manual_backward(value_loss)
                 for param in actor_params:  # shared with the actor: moving them would leave the trust region
                     param.grad = None
                 optimizer.step()
@@ -261,7 +264,9 @@ class TRPO(OnPolicyAlgorithm):
             product = self._mean_over_ranks(torch.cat([grad.reshape(-1) for grad in grads]))
             return product + self.cg_damping * vector
 
-        direction = conjugate_gradient(fisher_vector_product, g, max_iter=self.cg_max_steps, x0=self._cg_start(g))
+        direction = conjugate_gradient(
+            fisher_vector_product, g, max_iter=self.cg_max_steps, x0=self._cg_start(g)
+        )
         curvature = float((direction @ fisher_vector_product(direction, retain_graph=False)).item())
         objective_before = float(self._mean_over_ranks(objective.detach()).item())
         if not (math.isfinite(curvature) and curvature > 0):

@@ -19,6 +19,7 @@ from lit_sb3_core.distributions import (
     DiagGaussianDistribution,
     Distribution,
     MultiCategoricalDistribution,
+    StateDependentNoiseDistribution,
 )
 from lit_sb3_core.errors import ConfigurationError
 
@@ -62,19 +63,30 @@ def conjugate_gradient(
     return x
 
 
+def _gaussian_kl(
+    mean_p: torch.Tensor, log_std_p: torch.Tensor, mean_q: torch.Tensor, log_std_q: torch.Tensor
+) -> torch.Tensor:
+    """Elementwise KL between univariate Gaussians N(mean_p, std_p^2) and N(mean_q, std_q^2)."""
+    variance_ratio = torch.exp(2 * (log_std_p - log_std_q))
+    mean_term = ((mean_p - mean_q) * torch.exp(-log_std_q)).pow(2)
+    return 0.5 * (variance_ratio + mean_term - 1) - (log_std_p - log_std_q)
+
+
 def _kl_elements(p: Distribution, q: Distribution) -> torch.Tensor:
     """KL per sample, or per sample and action dimension for factorised Gaussian/Bernoulli actions."""
     if type(p) is not type(q):
-        raise TypeError(f"KL between different distribution types: {type(p).__name__} and {type(q).__name__}.")
+        raise TypeError(
+            f"KL between different distribution types: {type(p).__name__} and {type(q).__name__}."
+        )
     if isinstance(p, CategoricalDistribution):
         return (p.log_probs.exp() * (p.log_probs - q.log_probs)).sum(-1)  # type: ignore[attr-defined]
     if isinstance(p, MultiCategoricalDistribution):
         return torch.stack([_kl_elements(a, b) for a, b in zip(p.parts, q.parts)], dim=-1).sum(-1)  # type: ignore[attr-defined]
     if isinstance(p, DiagGaussianDistribution):
-        q_mean, q_log_std = q.mean, q.log_std  # type: ignore[attr-defined]
-        variance_ratio = torch.exp(2 * (p.log_std - q_log_std))
-        mean_term = ((p.mean - q_mean) * torch.exp(-q_log_std)).pow(2)
-        return 0.5 * (variance_ratio + mean_term - 1) - (p.log_std - q_log_std)
+        return _gaussian_kl(p.mean, p.log_std, q.mean, q.log_std)  # type: ignore[attr-defined]
+    if isinstance(p, StateDependentNoiseDistribution):
+        # gSDE: a Gaussian with state-dependent std; a tanh squash is a bijection and leaves the KL unchanged.
+        return _gaussian_kl(p.mean, torch.log(p.std), q.mean, torch.log(q.std))  # type: ignore[attr-defined]
     if isinstance(p, BernoulliDistribution):
         q_logits = q.logits  # type: ignore[attr-defined]
         prob = torch.sigmoid(p.logits)
@@ -93,7 +105,7 @@ def _kl_elements(p: Distribution, q: Distribution) -> torch.Tensor:
 def kl_divergence(p: Distribution, q: Distribution) -> torch.Tensor:
     """``KL(p || q)`` for each sample of a batch (summed over independent action dimensions)."""
     kl = _kl_elements(p, q)
-    if isinstance(p, (DiagGaussianDistribution, BernoulliDistribution)):
+    if isinstance(p, (DiagGaussianDistribution, StateDependentNoiseDistribution, BernoulliDistribution)):
         return kl.sum(-1)
     return kl
 
@@ -101,7 +113,7 @@ def kl_divergence(p: Distribution, q: Distribution) -> torch.Tensor:
 def mean_kl(p: Distribution, q: Distribution) -> torch.Tensor:
     """Batch-mean ``KL(p || q)`` as sb3-contrib's TRPO measures it against ``target_kl``.
 
-    For diagonal Gaussian and Bernoulli actions sb3-contrib averages over action dimensions as well as
+    For Gaussian (also gSDE) and Bernoulli actions sb3-contrib averages over action dimensions as well as
     samples (its KL keeps one value per dimension); categorical kinds are averaged over samples only.
     """
     return _kl_elements(p, q).mean()

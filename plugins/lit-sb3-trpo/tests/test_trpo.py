@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import pytest
 import torch
 from gymnasium import spaces
-
-from lit_sb3_core import evaluate_policy
-from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.policies import BaseFeaturesExtractor
 from lit_sb3_trpo import TRPO
 from lit_sb3_trpo.trust_region import mean_kl
+
+from lit_sb3_core import evaluate_policy, tuned_hyperparameters
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.policies import BaseFeaturesExtractor
 
 
 @pytest.fixture(autouse=True)
@@ -47,8 +50,12 @@ def _actor_and_critic_state(model: TRPO) -> tuple[dict[str, torch.Tensor], dict[
 
 
 # the update ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
-def test_one_update_matches_sb3_contrib(env_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("env_id", "extra"), [("CartPole-v1", {}), ("Pendulum-v1", {}), ("Pendulum-v1", {"use_sde": True})]
+)
+def test_one_update_matches_sb3_contrib(
+    env_id: str, extra: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Same weights and rollout in, same weights and metrics out as sb3-contrib's TRPO.train()."""
     sb3_contrib = pytest.importorskip("sb3_contrib")
     from stable_baselines3.common.logger import Logger
@@ -56,7 +63,9 @@ def test_one_update_matches_sb3_contrib(env_id: str, monkeypatch: pytest.MonkeyP
     # Both start conjugate gradients from 1e-4 * randn_like(flat gradient); a zero start makes the two
     # runs comparable. Only 1-D tensors are zeroed: Gaussian action sampling (2-D) stays random.
     randn_like = torch.randn_like
-    monkeypatch.setattr(torch, "randn_like", lambda t, **kw: torch.zeros_like(t) if t.dim() == 1 else randn_like(t, **kw))
+    monkeypatch.setattr(
+        torch, "randn_like", lambda t, **kw: torch.zeros_like(t) if t.dim() == 1 else randn_like(t, **kw)
+    )
     hyperparameters = {
         "n_steps": 128,
         "batch_size": 128,  # one critic minibatch per epoch: the shuffling order cannot matter
@@ -65,6 +74,7 @@ def test_one_update_matches_sb3_contrib(env_id: str, monkeypatch: pytest.MonkeyP
         "cg_damping": 0.05,
         "target_kl": 0.02,
         "gamma": 0.95,
+        **extra,
     }
     model = TRPO(env=env_id, seed=5, **hyperparameters)
     initial = copy.deepcopy(model.policy.state_dict())
@@ -90,14 +100,18 @@ def test_one_update_matches_sb3_contrib(env_id: str, monkeypatch: pytest.MonkeyP
         gap = float((ours_delta - theirs_delta).norm())
         assert gap <= 1e-2 * float(theirs_delta.norm()) + 1e-6, (key, gap, float(theirs_delta.norm()))
     logged = reference.logger.name_to_value
-    assert logged["train/is_line_search_success"] == model._last_metrics["train/is_line_search_success"] == 1.0
+    assert (
+        logged["train/is_line_search_success"] == model._last_metrics["train/is_line_search_success"] == 1.0
+    )
     for key in ("train/policy_objective", "train/kl_divergence_loss", "train/value_loss"):
         assert model._last_metrics[key] == pytest.approx(logged[key], rel=1e-3, abs=1e-6), key
 
 
 def test_policy_step_stays_inside_the_trust_region() -> None:
     target_kl = 0.002
-    model = TRPO(env="Pendulum-v1", n_steps=256, batch_size=64, n_critic_updates=1, target_kl=target_kl, seed=0)
+    model = TRPO(
+        env="Pendulum-v1", n_steps=256, batch_size=64, n_critic_updates=1, target_kl=target_kl, seed=0
+    )
     before = copy.deepcopy(model.policy)
     model.learn(256)
     buffer = model.rollout_buffer
@@ -143,11 +157,44 @@ def test_failed_line_search_restores_actor_and_critic_cannot_move_it(monkeypatch
 
 
 def test_sub_sampling_uses_part_of_the_rollout() -> None:
-    model = TRPO(env="CartPole-v1", n_steps=64, batch_size=64, n_critic_updates=1, sub_sampling_factor=4, seed=0)
+    model = TRPO(
+        env="CartPole-v1", n_steps=64, batch_size=64, n_critic_updates=1, sub_sampling_factor=4, seed=0
+    )
     model.learn(64)
     assert model._last_metrics["train/is_line_search_success"] in (0.0, 1.0)
     with pytest.raises(ConfigurationError, match="sub_sampling_factor"):
         TRPO(env="CartPole-v1", n_steps=4, batch_size=4, sub_sampling_factor=4).learn(4)
+
+
+_DDP_SCRIPT = """
+import torch
+torch.set_num_threads(1)
+from lit_sb3 import TRPO, RLEnvDataModule, RLTrainer
+model = TRPO(n_steps=128, batch_size=64, n_critic_updates=2, seed=0)
+trainer = RLTrainer(max_steps=1024, accelerator="cpu", devices=2, strategy="ddp", logger=False,
+                    enable_progress_bar=False, enable_checkpointing=False)
+trainer.fit(model, datamodule=RLEnvDataModule(train_env="CartPole-v1"))
+flat = torch.cat([p.detach().flatten() for p in model.policy.parameters()])
+with open(f"rank{trainer.global_rank}.txt", "w") as f:
+    f.write(f"{model.num_timesteps} {model.iterations} {flat.double().sum().item():.10e}")
+"""
+
+
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed is not available")
+def test_ddp_ranks_take_identical_steps(tmp_path: Path) -> None:
+    """Two CPU ranks (gloo), plain strategy="ddp": every rank ends with the same actor and critic."""
+    script = tmp_path / "ddp_trpo.py"
+    script.write_text(_DDP_SCRIPT)
+    out = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=240, check=False
+    )
+    files = [tmp_path / f"rank{rank}.txt" for rank in (0, 1)]
+    assert out.returncode == 0 and all(f.exists() for f in files), out.stderr[-4000:]
+    (steps0, iterations0, sum0), (steps1, iterations1, sum1) = (f.read_text().split() for f in files)
+    assert (
+        int(steps0) == int(steps1) >= 1024 and iterations0 == iterations1 == "4"
+    )  # 2 ranks x 128 steps per iteration
+    assert sum0 == sum1, "the ranks' parameters diverged"
 
 
 # configuration -------------------------------------------------------------------------------------
@@ -170,7 +217,8 @@ def test_hyperparameters_are_trpo_arguments_only() -> None:
         ({"batch_size": 0}, "batch_size"),
         ({"n_critic_updates": 1.5}, "n_critic_updates"),
         ({"sub_sampling_factor": 0}, "sub_sampling_factor"),
-        ({"use_sde": True}, "gSDE"),
+        ({"env": "CartPole-v1", "use_sde": True}, "gSDE needs Box actions"),
+        ({"env": "Pendulum-v1", "policy_kwargs": {"use_sde": True}}, "Pass use_sde to"),
     ],
 )
 def test_bad_hyperparameters_are_explained(kwargs: dict[str, Any], message: str) -> None:
@@ -184,8 +232,10 @@ def test_batch_size_not_dividing_the_rollout_warns() -> None:
 
 
 def test_tuned_hyperparameters_construct() -> None:
-    for tuned in TRPO.tuned_hyperparameters.values():
-        TRPO(**{k: v for k, v in tuned.items() if k not in ("n_envs", "n_timesteps")})
+    for env_id in TRPO.tuned_hyperparameters:
+        split = tuned_hyperparameters("trpo", env_id)  # refuses keys neither TRPO nor the datamodule takes
+        TRPO(**split["model"])
+        assert split["data"]["n_envs"] == 2 and split["trainer"]["max_steps"] > 0
     assert TRPO.tuned_hyperparameters["CartPole-v1"]["cg_damping"] == 1e-3
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from lit_sb3_trpo.trust_region import conjugate_gradient, kl_divergence, mean_kl
 
 from lit_sb3_core.distributions import (
     BernoulliDistribution,
@@ -11,13 +12,14 @@ from lit_sb3_core.distributions import (
     DiagGaussianDistribution,
     MultiCategoricalDistribution,
 )
-from lit_sb3_trpo.trust_region import conjugate_gradient, kl_divergence, mean_kl
 
 
 def _spd_system(n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     generator = torch.Generator().manual_seed(seed)
     m = torch.randn(n, n, generator=generator, dtype=torch.float64)
-    return m @ m.T + n * torch.eye(n, dtype=torch.float64), torch.randn(n, generator=generator, dtype=torch.float64)
+    return m @ m.T + n * torch.eye(n, dtype=torch.float64), torch.randn(
+        n, generator=generator, dtype=torch.float64
+    )
 
 
 def test_conjugate_gradient_solves_spd_system() -> None:
@@ -32,6 +34,7 @@ def test_conjugate_gradient_from_a_start_point_and_few_iterations() -> None:
     x0 = torch.full_like(b, 0.1)
     x = conjugate_gradient(lambda v: a @ v, b, max_iter=30, residual_tol=1e-20, x0=x0)
     torch.testing.assert_close(x, exact, rtol=1e-8, atol=1e-10)
+
     # Each iteration lowers the A-norm error; 3 iterations are not yet exact but better than 1.
     def error(k: int) -> float:
         e = conjugate_gradient(lambda v: a @ v, b, max_iter=k) - exact
@@ -63,7 +66,12 @@ def test_kl_matches_torch_distributions() -> None:
         kl_divergence(CategoricalDistribution(logits_p), CategoricalDistribution(logits_q)), expected
     )
 
-    mean_p, mean_q, log_std_p, log_std_q = torch.randn(5, 3), torch.randn(5, 3), torch.randn(3), torch.randn(3)
+    mean_p, mean_q, log_std_p, log_std_q = (
+        torch.randn(5, 3),
+        torch.randn(5, 3),
+        torch.randn(3),
+        torch.randn(3),
+    )
     per_dim = dist.kl_divergence(dist.Normal(mean_p, log_std_p.exp()), dist.Normal(mean_q, log_std_q.exp()))
     p, q = DiagGaussianDistribution(mean_p, log_std_p), DiagGaussianDistribution(mean_q, log_std_q)
     torch.testing.assert_close(kl_divergence(p, q), per_dim.sum(-1))

@@ -15,6 +15,7 @@ missing plugin), so existing ``except`` clauses keep working::
     ├── PluginError                            a plugin could not be loaded or registered
     ├── ConfigurationError(ValueError)         inconsistent arguments or configuration
     ├── EnvError(ValueError)                   an environment that cannot be used as given
+    ├── NonFiniteError(ValueError)             NaN or infinity in observations, rewards or actions
     └── ModelFileError(ValueError)             a model file that cannot be loaded (wrong algorithm/spaces)
 
 Messages say what was asked, what exists and how to fix it; the structured parts are kept as attributes.
@@ -34,6 +35,7 @@ __all__ = [
     "LitSb3Error",
     "MissingPluginError",
     "ModelFileError",
+    "NonFiniteError",
     "PluginError",
     "RegistrationError",
     "RegistryError",
@@ -107,7 +109,8 @@ class UnknownNameError(RegistryError, KeyError):
                 f"pip install {distribution}"
             )
         if self.available:
-            lines.append(f"Available {kind}s: {', '.join(self.available)}.")
+            plural = kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
+            lines.append(f"Available {plural}: {', '.join(self.available)}.")
         elif distribution is None and kind == "algorithm":
             lines.append(
                 "No algorithms are registered: install a plugin, for example pip install lit-sb3-ppo"
@@ -186,6 +189,29 @@ class ConfigurationError(LitSb3Error, ValueError):
 
 class EnvError(LitSb3Error, ValueError):
     """An environment (id, instance, factory or vector env) that cannot be used as given."""
+
+
+class NonFiniteError(LitSb3Error, ValueError):
+    """NaN or infinity where finite numbers are needed: what an env returned, or what a diverged policy did.
+
+    Raised by ``RLEnvDataModule(check_finite=True)`` (SB3's ``VecCheckNan``) and when training stops on
+    non-finite values.
+
+    Attributes:
+        what: ``"observation"``, ``"reward"``, ``"final observation"``, ``"action"`` or ``"parameters"``.
+        env_index: the env that returned (or was given) the value, when one is known.
+        action: the action that env was given, when known.
+        step: the vector step (since the guard started) at which it happened, when known.
+    """
+
+    def __init__(
+        self, message: str, *, what: str, env_index: int | None = None, action: Any = None, step: int | None = None
+    ) -> None:
+        self.what = what
+        self.env_index = env_index
+        self.action = action
+        self.step = step
+        super().__init__(message)
 
 
 class ModelFileError(LitSb3Error, ValueError):

@@ -64,7 +64,7 @@ def lit_sb3_register_algorithms(registry: AlgorithmRegistrar) -> None:
 
             @hookimpl
             def lit_sb3_register_algorithms(registry):
-                registry.add("recurrent_ppo", "lit_sb3_ppo_recurrent.ppo:RecurrentPPO",
+                registry.add("recurrent_ppo", "lit_sb3_ppo_recurrent.ppo_recurrent:RecurrentPPO",
                              description="PPO with an LSTM policy", aliases=("ppo_lstm",))
     """
 

@@ -100,7 +100,8 @@ def test_lightning_runs_once_per_iteration_not_per_step() -> None:
         def on_train_batch_end(self, *args) -> None:
             Count.batches += 1
 
-    trainer = RLTrainer(max_steps=512, logger=False, enable_progress_bar=False, callbacks=[Count()])
+    trainer = RLTrainer(max_steps=512, logger=False, enable_progress_bar=False, enable_checkpointing=False,
+                        callbacks=[Count()])
     model = PPO(n_steps=64, batch_size=32, n_epochs=3, seed=0)
     trainer.fit(model, datamodule=RLEnvDataModule(train_env="CartPole-v1", n_envs=2))
     assert Count.batches == model.iterations == 4

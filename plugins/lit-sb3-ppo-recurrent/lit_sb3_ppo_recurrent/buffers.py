@@ -1,0 +1,167 @@
+"""A rollout buffer that also keeps the LSTM states, and serves minibatches of whole sequences.
+
+Minibatching follows sb3-contrib: the rollout is walked env by env (each env's steps in time order),
+rotated by a random offset each epoch, and cut into consecutive minibatches of ``batch_size`` samples.
+Inside a minibatch, samples form sequences that end where an episode ends, where the walk moves to the
+next env, or at the minibatch's edge; each sequence starts from the LSTM state stored at its first step.
+sb3-contrib pads the sequences and masks the padding in the losses; here the LSTM runs on the padded
+grid and only the real samples come back out (``Sequences``), which gives the same means without masks.
+
+The sequence layout of a whole epoch is computed once, in numpy, from the episode starts, and moved to
+the device in one transfer: no per-minibatch host work beyond slicing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from lit_sb3_core.buffers import RolloutBuffer
+from lit_sb3_ppo_recurrent.policies import RNNStates, Sequences
+
+__all__ = ["RecurrentRolloutBatch", "RecurrentRolloutBuffer", "SequenceLayout", "sequence_layout"]
+
+
+class RecurrentRolloutBatch(NamedTuple):
+    """A minibatch of whole sequences: per-sample tensors, plus one LSTM state and start flag per sequence."""
+
+    observations: Any
+    actions: torch.Tensor
+    old_values: torch.Tensor
+    old_log_prob: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+    lstm_states: RNNStates
+    episode_starts: torch.Tensor
+    sequences: Sequences
+
+
+class SequenceLayout(NamedTuple):
+    """One epoch's minibatches as sequences; ``flat`` indices address the rollout flattened time-major.
+
+    Attributes:
+        order: (total,) flat index of each sample, minibatch after minibatch.
+        positions: (total,) each sample's cell in its minibatch's ``(max_len, n_seq)`` grid.
+        sequence_starts: flat index of the first sample of every sequence, minibatch after minibatch.
+        n_seq: sequences per minibatch.
+        max_len: longest sequence per minibatch.
+    """
+
+    order: np.ndarray
+    positions: np.ndarray
+    sequence_starts: np.ndarray
+    n_seq: np.ndarray
+    max_len: np.ndarray
+
+
+def _gather(storage: Any, idx: torch.Tensor) -> Any:
+    """Rows ``idx`` of ``(n_steps, n_envs, ...)`` storage (or a dict of them) flattened time-major."""
+    if isinstance(storage, dict):
+        return {key: _gather(sub, idx) for key, sub in storage.items()}
+    return storage.reshape(-1, *storage.shape[2:])[idx]
+
+
+def sequence_layout(episode_starts: np.ndarray, batch_size: int, split: int) -> SequenceLayout:
+    """Cut a ``(n_steps, n_envs)`` rollout into minibatches of sequences (see the module docstring).
+
+    Args:
+        episode_starts: 1 where the observation of that step began a new episode.
+        batch_size: samples per minibatch (the last one may be smaller).
+        split: rotation of the env-by-env walk, in ``[0, n_steps * n_envs)``.
+    """
+    n_steps, n_envs = episode_starts.shape
+    total = n_steps * n_envs
+    walk = np.arange(total).reshape(n_steps, n_envs).T.reshape(-1)  # env 0's steps, then env 1's, ...
+    order = np.roll(walk, -split)
+    # A sequence starts at an episode start, at an env's first step (the walk changed env), or a minibatch edge.
+    new_sequence = (episode_starts.reshape(-1)[order] > 0) | (order < n_envs)
+    new_sequence[::batch_size] = True
+    sequence_of = np.cumsum(new_sequence) - 1
+    first_sample = np.flatnonzero(new_sequence)
+    step_in_sequence = np.arange(total) - first_sample[sequence_of]
+    lengths = np.diff(np.append(first_sample, total))
+    first_sequence = sequence_of[::batch_size]  # sequences never cross a minibatch edge
+    n_seq = np.diff(np.append(first_sequence, len(first_sample)))
+    max_len = np.maximum.reduceat(lengths, first_sequence)
+    batch_of = np.arange(total) // batch_size
+    positions = step_in_sequence * n_seq[batch_of] + (sequence_of - first_sequence[batch_of])
+    return SequenceLayout(order, positions, order[first_sample], n_seq, max_len)
+
+
+class RecurrentRolloutBuffer(RolloutBuffer):
+    """``RolloutBuffer`` plus the actor's and critic's LSTM states at the start of every step.
+
+    Args:
+        n_steps / n_envs / observation_space / action_space / device / gamma / gae_lambda: as
+            ``lit_sb3_core.buffers.RolloutBuffer``.
+        lstm_state_shape: ``(n_lstm_layers, lstm_hidden_size)`` of one env's hidden (or cell) state.
+    """
+
+    def __init__(
+        self,
+        n_steps: int,
+        n_envs: int,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        lstm_state_shape: tuple[int, int],
+        device: torch.device | str = "cpu",
+        gamma: float = 0.99,
+        gae_lambda: float = 1.0,
+    ) -> None:
+        super().__init__(n_steps, n_envs, observation_space, action_space, device, gamma, gae_lambda)
+        self.lstm_state_shape = tuple(lstm_state_shape)
+        # (n_steps, n_envs, n_layers, hidden): flattening the first two axes matches the other storage.
+        shape = (n_steps, n_envs, *self.lstm_state_shape)
+        self.lstm_storage = torch.zeros((4, *shape), dtype=torch.float32, device=self.device)
+
+    def add_lstm_states(self, lstm_states: RNNStates) -> None:
+        """Store the states the policy starts the current step from; call before ``add`` for that step."""
+        if self.pos >= self.n_steps:
+            raise RuntimeError("RecurrentRolloutBuffer is full: call reset() before adding more steps.")
+        stacked = torch.stack((*lstm_states.pi, *lstm_states.vf))  # (4, n_layers, n_envs, hidden)
+        self.lstm_storage[:, self.pos].copy_(stacked.transpose(1, 2))
+
+    def random_split(self, generator: torch.Generator | None = None) -> int:
+        """Where this epoch's env-by-env walk starts (sb3-contrib's "shuffle a bit" rotation)."""
+        return int(torch.randint(self.n_steps * self.n_envs, (), generator=generator))
+
+    def sequence_minibatches(
+        self, batch_size: int | None, generator: torch.Generator | None = None
+    ) -> Iterator[RecurrentRolloutBatch]:
+        """One epoch of minibatches of whole sequences (see the module docstring)."""
+        total = self.n_steps * self.n_envs
+        batch_size = total if batch_size is None else batch_size
+        layout = sequence_layout(self.episode_starts, batch_size, self.random_split(generator))
+        index = torch.from_numpy(np.concatenate((layout.order, layout.positions, layout.sequence_starts)))
+        index = index.to(self.device)
+        order, positions, sequence_starts = index[:total], index[total : 2 * total], index[2 * total :]
+        starts = torch.from_numpy(self.episode_starts.reshape(-1)[layout.sequence_starts]).to(self.device)
+        flat_actions = self.actions.reshape(total, *self.actions.shape[2:])
+        flat_values = self.values.reshape(-1)
+        flat_log_probs = self.log_probs.reshape(-1)
+        flat_advantages = self.advantages.reshape(-1)
+        flat_returns = self.returns.reshape(-1)
+        flat_states = self.lstm_storage.reshape(4, total, *self.lstm_state_shape)
+        seq_offset = 0
+        for batch, (n_seq, max_len) in enumerate(zip(layout.n_seq.tolist(), layout.max_len.tolist())):
+            rows = slice(batch * batch_size, min((batch + 1) * batch_size, total))
+            idx = order[rows]
+            first = sequence_starts[seq_offset : seq_offset + n_seq]
+            # (4, n_seq, n_layers, hidden) -> four (n_layers, n_seq, hidden) states
+            states = flat_states[:, first].transpose(1, 2).contiguous()
+            yield RecurrentRolloutBatch(
+                _gather(self.observations, idx),
+                flat_actions[idx],
+                flat_values[idx],
+                flat_log_probs[idx],
+                flat_advantages[idx],
+                flat_returns[idx],
+                RNNStates((states[0], states[1]), (states[2], states[3])),
+                starts[seq_offset : seq_offset + n_seq],
+                Sequences(positions[rows], n_seq, max_len),
+            )
+            seq_offset += n_seq

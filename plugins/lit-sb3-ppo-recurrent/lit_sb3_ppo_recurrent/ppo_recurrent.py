@@ -1,0 +1,368 @@
+"""Recurrent PPO: Proximal Policy Optimization with LSTM policies, for partially observed tasks.
+
+Schulman et al., "Proximal Policy Optimization Algorithms", 2017. https://arxiv.org/abs/1707.06347
+The recurrent variant follows sb3-contrib's ``RecurrentPPO`` (itself after the recurrent PPO of OpenAI
+Baselines' ``ppo2`` with LSTM policies); see also Pleines et al., "Generalization, Mayhems and Limits in
+Recurrent Proximal Policy Optimization", 2022, https://arxiv.org/abs/2205.11104.
+
+What changes from PPO:
+
+* Rollouts (``OnPolicyAlgorithm.collect_rollout`` through the ``rollout_forward``/``rollout_values``
+  hooks) carry the LSTM state of every training env from step to step and from one iteration to the
+  next, reset it where an episode starts, and store the state each step started from. Truncated
+  episodes bootstrap from V(final observation) computed with the state the episode had reached.
+* Training cuts the rollout into per-env sequences that end at episode boundaries
+  (``RecurrentRolloutBuffer.sequence_minibatches``) and replays each from its stored initial state, so
+  the gradient flows through time within a sequence. The loss is PPO's clipped surrogate objective
+
+      L = -E[min(r A, clip(r, 1 - eps, 1 + eps) A)] + vf_coef * (V - R)^2 - ent_coef * H
+
+  over the minibatch's real (unpadded) steps. Defaults and logged metrics are sb3-contrib's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from lit_sb3_core.algorithms import OnPolicyAlgorithm, explained_variance
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.schedules import Schedule, make_schedule
+from lit_sb3_core.spaces import obs_to_tensor
+from lit_sb3_ppo_recurrent import envs as _envs  # noqa: F401  (registers the *NoVel env ids)
+from lit_sb3_ppo_recurrent.buffers import RecurrentRolloutBuffer
+from lit_sb3_ppo_recurrent.hyperparams import TUNED
+from lit_sb3_ppo_recurrent.policies import RECURRENT_ALIASES, RecurrentActorCriticPolicy, RNNStates
+
+__all__ = ["RecurrentPPO"]
+
+
+class RecurrentPPO(OnPolicyAlgorithm):
+    """PPO (clip variant) with an LSTM policy.
+
+    Args:
+        policy: ``"MlpLstmPolicy"``, ``"CnnLstmPolicy"`` (images), ``"MultiInputLstmPolicy"`` (Dict
+            observations), or a subclass of ``RecurrentActorCriticPolicy`` / its import path. LSTM settings
+            (``lstm_hidden_size=256``, ``n_lstm_layers=1``, ``shared_lstm=False``,
+            ``enable_critic_lstm=True``, ``lstm_kwargs``) go in ``policy_kwargs``.
+        env: optional environment (id, Env, factory, VectorEnv) to build the policy and ``learn`` on.
+        learning_rate: Adam step size: number, ``"lin_<start>"`` or callable of progress remaining.
+        n_steps: steps per environment per rollout; the rollout holds ``n_steps * n_envs`` transitions and
+            no training sequence is longer than ``n_steps``.
+        batch_size: samples per minibatch (cut into sequences); ``None`` trains on the whole rollout at once.
+        n_epochs: passes over the rollout per iteration.
+        gamma: discount factor.
+        gae_lambda: GAE lambda.
+        clip_range: clipping of the probability ratio (number, ``"lin_<start>"`` or callable).
+        clip_range_vf: clipping of the value prediction around the old value; ``None`` disables it.
+            Depends on the reward scale.
+        normalize_advantage: normalise advantages within each minibatch.
+        ent_coef: entropy bonus weight.
+        vf_coef: value loss weight.
+        max_grad_norm: gradient clipping by global norm.
+        use_sde: generalized State-Dependent Exploration (gSDE) for Box actions; its settings go in
+            ``policy_kwargs``.
+        sde_sample_freq: resample the gSDE noise every this many steps (-1: once per rollout).
+        target_kl: stop an iteration's epochs early when the approximate KL exceeds ``1.5 * target_kl``.
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        tensorboard_log: folder for ``learn``'s TensorBoard logs.
+        policy_kwargs: arguments for the policy (``lstm_hidden_size``, ``net_arch``, ``activation_fn``, ...).
+        verbose: 1 prints metrics each iteration.
+        seed: random seed for python, numpy, torch and the environments.
+        device: accelerator for ``learn``.
+    """
+
+    algo_name: ClassVar[str] = "recurrent_ppo"
+    policy_aliases: ClassVar[dict[str, Any]] = RECURRENT_ALIASES
+    tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
+
+    def __init__(
+        self,
+        policy: Any = "MlpLstmPolicy",
+        env: Any = None,
+        learning_rate: float | str | Schedule = 3e-4,
+        n_steps: int = 128,
+        batch_size: int | None = 128,
+        n_epochs: int = 10,
+        gamma: float = 0.99,
+        gae_lambda: float = 0.95,
+        clip_range: float | str | Schedule = 0.2,
+        clip_range_vf: float | str | Schedule | None = None,
+        normalize_advantage: bool = True,
+        ent_coef: float = 0.0,
+        vf_coef: float = 0.5,
+        max_grad_norm: float | None = 0.5,
+        use_sde: bool = False,
+        sde_sample_freq: int = -1,
+        target_kl: float | None = None,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: str = "auto",
+    ) -> None:
+        if batch_size is not None and (
+            isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2
+        ):
+            raise ConfigurationError(
+                f"RecurrentPPO batch_size must be an integer > 1 (advantages are normalised per minibatch) or "
+                f"None (the whole rollout), got {batch_size!r}."
+            )
+        if isinstance(n_epochs, bool) or not isinstance(n_epochs, int) or n_epochs < 1:
+            raise ConfigurationError(f"RecurrentPPO n_epochs must be a positive integer, got {n_epochs!r}.")
+        if target_kl is not None and not target_kl > 0:
+            raise ConfigurationError(f"RecurrentPPO target_kl must be positive or None, got {target_kl!r}.")
+        if isinstance(clip_range_vf, (int, float)) and not clip_range_vf > 0:
+            raise ConfigurationError(
+                f"RecurrentPPO clip_range_vf must be positive, got {clip_range_vf!r}; pass None to disable it."
+            )
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.clip_range = make_schedule(clip_range, "clip_range")
+        self.clip_range_vf = None if clip_range_vf is None else make_schedule(clip_range_vf, "clip_range_vf")
+        self.normalize_advantage = normalize_advantage
+        self.target_kl = target_kl
+        self.rollout_buffer: RecurrentRolloutBuffer | None = None  # type: ignore[assignment]
+        self._last_lstm_states: RNNStates | None = None
+        super().__init__(
+            policy=policy,
+            env=env,
+            learning_rate=learning_rate,
+            n_steps=n_steps,
+            gamma=gamma,
+            gae_lambda=gae_lambda,
+            ent_coef=ent_coef,
+            vf_coef=vf_coef,
+            max_grad_norm=max_grad_norm,
+            use_sde=use_sde,
+            sde_sample_freq=sde_sample_freq,
+            policy_kwargs=policy_kwargs,
+            seed=seed,
+            verbose=verbose,
+            device=device,
+            tensorboard_log=tensorboard_log,
+        )
+
+    def make_policy(
+        self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
+    ) -> torch.nn.Module:
+        if not (isinstance(policy_cls, type) and issubclass(policy_cls, RecurrentActorCriticPolicy)):
+            raise ConfigurationError(
+                f"RecurrentPPO needs a recurrent policy, got {getattr(policy_cls, '__name__', policy_cls)!r}: use "
+                f"{', '.join(RECURRENT_ALIASES)} or a subclass of "
+                "lit_sb3_ppo_recurrent.policies.RecurrentActorCriticPolicy. For a memoryless policy use PPO."
+            )
+        return super().make_policy(policy_cls, policy_kwargs)
+
+    @property
+    def recurrent_policy(self) -> RecurrentActorCriticPolicy:
+        policy = self._require_policy()
+        assert isinstance(policy, RecurrentActorCriticPolicy)
+        return policy
+
+    # rollouts -----------------------------------------------------------------------------------
+    def on_fit_start(self) -> None:
+        # Our buffer goes in first, so OnPolicyAlgorithm keeps it instead of building a plain one.
+        n_envs = self.datamodule.get_env("fit").num_envs  # type: ignore[union-attr]
+        policy = self.recurrent_policy
+        buffer = self.rollout_buffer
+        if buffer is None or buffer.n_envs != n_envs or buffer.device != self.device:
+            assert self.observation_space is not None and self.action_space is not None
+            self.rollout_buffer = RecurrentRolloutBuffer(
+                self.n_steps,
+                n_envs,
+                self.observation_space,
+                self.action_space,
+                policy.lstm_state_shape,
+                device=self.device,
+                gamma=self.gamma,
+                gae_lambda=self.gae_lambda,
+            )
+        super().on_fit_start()
+        states = self._last_lstm_states
+        if states is None or states.pi[0].shape[1] != n_envs:
+            self._last_lstm_states = policy.initial_state(n_envs, self.device)
+        else:  # learn(reset_num_timesteps=False) continues the episodes in flight, and their memory
+            self._last_lstm_states = RNNStates(*(tuple(s.to(self.device) for s in pair) for pair in states))
+
+    def _reset_env(self, seed: int | None) -> None:
+        super()._reset_env(seed)
+        # Fresh episodes start with an empty memory.
+        self._last_lstm_states = self.recurrent_policy.initial_state(self.n_envs, self.device)
+
+    def rollout_forward(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One step of every env from the carried LSTM states; stores the states the step started from."""
+        assert self.rollout_buffer is not None and self._last_lstm_states is not None
+        self.rollout_buffer.add_lstm_states(self._last_lstm_states)
+        episode_starts = torch.as_tensor(self._last_episode_starts, dtype=torch.float32).to(self.device)
+        actions, values, log_probs, self._last_lstm_states = self.recurrent_policy(
+            obs, self._last_lstm_states, episode_starts
+        )
+        return actions, values, log_probs
+
+    def rollout_values(self, obs: Any, env_indices: np.ndarray | None = None) -> torch.Tensor:
+        """V(obs) from the critic's carried state: final observations continue their episode; the next
+        observations start a new one where the last step ended an episode."""
+        assert self._last_lstm_states is not None
+        hidden, cell = self._last_lstm_states.vf
+        if env_indices is None:
+            episode_starts = torch.as_tensor(self._last_episode_starts, dtype=torch.float32).to(self.device)
+        else:
+            rows = torch.as_tensor(env_indices, dtype=torch.long, device=hidden.device)
+            hidden, cell = hidden[:, rows], cell[:, rows]
+            episode_starts = torch.zeros(len(env_indices), device=self.device)
+        return self.recurrent_policy.predict_values(obs, (hidden, cell), episode_starts)
+
+    # training -----------------------------------------------------------------------------------
+    def train_on_rollout(self) -> dict[str, float]:
+        """``n_epochs`` passes of clipped-surrogate updates over minibatches of whole sequences."""
+        buffer, policy = self.rollout_buffer, self.recurrent_policy
+        assert buffer is not None
+        optimizer = self.optimizers()
+        learning_rate = self.update_learning_rate(optimizer)
+        clip_range = self.clip_range(self._progress_remaining)
+        clip_range_vf = self.clip_range_vf(self._progress_remaining) if self.clip_range_vf else None
+
+        # Per-minibatch values stay tensors and are reduced once at the end: no .item() in the loop.
+        pg_losses: list[torch.Tensor] = []
+        value_losses: list[torch.Tensor] = []
+        entropy_losses: list[torch.Tensor] = []
+        clip_fractions: list[torch.Tensor] = []
+        approx_kls: list[torch.Tensor] = []
+        loss = torch.zeros(())
+        continue_training = True
+        for _ in range(self.n_epochs):
+            approx_kls = []  # sb3-contrib logs the last epoch's KL
+            for batch in buffer.sequence_minibatches(self.batch_size):
+                values, log_prob, entropy = policy.evaluate_actions(
+                    batch.observations,
+                    batch.actions,
+                    batch.lstm_states,
+                    batch.episode_starts,
+                    batch.sequences,
+                )
+                advantages = batch.advantages
+                if self.normalize_advantage and len(advantages) > 1:
+                    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+
+                log_ratio = log_prob - batch.old_log_prob
+                ratio = torch.exp(log_ratio)
+                surrogate = torch.min(
+                    advantages * ratio, advantages * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
+                )
+                policy_loss = -surrogate.mean()
+
+                if clip_range_vf is not None:
+                    values = batch.old_values + torch.clamp(
+                        values - batch.old_values, -clip_range_vf, clip_range_vf
+                    )
+                value_loss = torch.mean((batch.returns - values) ** 2)
+                entropy_loss = -torch.mean(entropy) if entropy is not None else -torch.mean(-log_prob)
+                loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
+
+                with torch.no_grad():
+                    approx_kl = torch.mean((ratio - 1) - log_ratio)
+                    pg_losses.append(policy_loss.detach())
+                    value_losses.append(value_loss.detach())
+                    entropy_losses.append(entropy_loss.detach())
+                    clip_fractions.append(torch.mean((torch.abs(ratio - 1) > clip_range).float()))
+                    approx_kls.append(approx_kl)
+
+                if self.target_kl is not None and self.all_reduce(approx_kl).item() > 1.5 * self.target_kl:
+                    continue_training = False
+                    if self.verbose >= 1:
+                        print(
+                            f"Early stopping at step {self._n_updates} due to reaching max kl: {approx_kl:.2f}"
+                        )
+                    break
+                self.optimizer_step(optimizer, loss, self.max_grad_norm)
+            self._n_updates += 1
+            if not continue_training:
+                break
+
+        metrics = {
+            "train/entropy_loss": torch.stack(entropy_losses).mean().item(),
+            "train/policy_gradient_loss": torch.stack(pg_losses).mean().item(),
+            "train/value_loss": torch.stack(value_losses).mean().item(),
+            "train/approx_kl": torch.stack(approx_kls).mean().item(),
+            "train/clip_fraction": torch.stack(clip_fractions).mean().item(),
+            "train/loss": float(loss.item()),
+            "train/explained_variance": explained_variance(buffer.values.flatten(), buffer.returns.flatten()),
+            "train/n_updates": self._n_updates,
+            "train/clip_range": clip_range,
+            "train/learning_rate": learning_rate,
+        }
+        if policy.log_std is not None:
+            metrics["train/std"] = torch.exp(policy.log_std).mean().item()
+        if clip_range_vf is not None:
+            metrics["train/clip_range_vf"] = clip_range_vf
+        return metrics
+
+    # prediction ---------------------------------------------------------------------------------
+    def predict(
+        self,
+        observation: Any,
+        state: tuple[np.ndarray, np.ndarray] | None = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+    ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """Actions and the actor's next LSTM state, as sb3-contrib's ``RecurrentPPO.predict``.
+
+        Args:
+            observation: one observation or a batch (one row per env).
+            state: ``(hidden, cell)`` from the previous call, each ``(n_lstm_layers, n_envs,
+                lstm_hidden_size)``; ``None`` starts from zeros.
+            episode_start: one flag per env; where set, that env's state is reset before this step.
+            deterministic: use the distribution's mode instead of sampling.
+
+        Returns:
+            ``(actions, (hidden, cell))``: feed the state back with the next observation.
+        """
+        policy = self.recurrent_policy
+        obs, single = self._batch_observation(observation)
+        n_envs = len(next(iter(obs.values()))) if isinstance(obs, dict) else len(obs)
+        lstm_state = self._predict_state(state, n_envs)
+        if episode_start is None:
+            starts = torch.zeros(n_envs, device=self.device)
+        else:
+            flags = np.asarray(episode_start, dtype=np.float32).reshape(-1)
+            if flags.shape != (n_envs,):
+                raise ValueError(
+                    f"episode_start has {flags.size} flags for {n_envs} observation(s): pass one per env."
+                )
+            starts = torch.as_tensor(flags, device=self.device)
+        was_training = policy.training
+        policy.train(False)
+        try:
+            with torch.no_grad():
+                obs_tensor = self.normalize_obs(obs_to_tensor(obs, self.device))
+                actions, (hidden, cell) = policy.predict_actions(
+                    obs_tensor, lstm_state, starts, deterministic
+                )
+        finally:
+            policy.train(was_training)
+        return self._postprocess_actions(actions, single), (hidden.cpu().numpy(), cell.cpu().numpy())
+
+    def _predict_state(self, state: Any, n_envs: int) -> tuple[torch.Tensor, torch.Tensor]:
+        policy = self.recurrent_policy
+        expected = (policy.n_lstm_layers, n_envs, policy.lstm_hidden_size)
+        if state is None:
+            zeros = torch.zeros(expected, device=self.device)
+            return zeros, zeros
+        if not (isinstance(state, (tuple, list)) and len(state) == 2):
+            raise ValueError(
+                "state must be the (hidden, cell) pair a previous predict() returned, or None to start from zeros."
+            )
+        tensors = tuple(
+            torch.as_tensor(np.asarray(part), dtype=torch.float32, device=self.device) for part in state
+        )
+        for tensor in tensors:
+            if tuple(tensor.shape) != expected:
+                raise ValueError(
+                    f"state arrays must have shape (n_lstm_layers, n_envs, lstm_hidden_size) = {expected}, got "
+                    f"{tuple(tensor.shape)}: pass the state predict() returned for the same number of envs."
+                )
+        return tensors[0], tensors[1]

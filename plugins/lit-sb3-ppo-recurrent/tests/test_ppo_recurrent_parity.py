@@ -1,0 +1,96 @@
+"""One training iteration on the same rollout ends with sb3-contrib's weights and metrics.
+
+sb3-contrib collects a rollout; lit-sb3 trains on a copy of it (through ``RLTrainer``, so Lightning's
+manual optimization, gradient clipping and the learning-rate schedule are all in the loop) from the same
+initial weights, with the same minibatch rotation. Every weight and every logged training metric must
+agree to float precision: the sequence minibatching, masking, losses and optimizer are sb3-contrib's.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from lit_sb3_ppo_recurrent import RecurrentPPO
+from lit_sb3_ppo_recurrent.buffers import RecurrentRolloutBuffer
+
+from lit_sb3 import RLEnvDataModule, RLTrainer
+
+torch.set_num_threads(1)
+
+N_ENVS, N_STEPS = 2, 32
+BASE = {
+    "n_steps": N_STEPS, "n_epochs": 4, "learning_rate": 1e-3, "gamma": 0.98, "gae_lambda": 0.8,
+    "ent_coef": 0.01, "seed": 0, "policy_kwargs": {"lstm_hidden_size": 16},
+}  # fmt: skip
+CASES = {
+    "whole-rollout": {"batch_size": N_STEPS * N_ENVS},
+    "minibatches-clip-vf": {"batch_size": 24, "clip_range_vf": 0.1},
+    "shared-lstm": {"batch_size": 32, "policy_kwargs": {"lstm_hidden_size": 16, "shared_lstm": True, "enable_critic_lstm": False}},
+}  # fmt: skip
+
+
+def _sb3_contrib_iteration(kwargs: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """sb3-contrib's model after one rollout and one ``train()``, and a copy of that rollout."""
+    contrib = pytest.importorskip("sb3_contrib")
+    env_util = pytest.importorskip("stable_baselines3.common.env_util")
+    model = contrib.RecurrentPPO(
+        "MlpLstmPolicy",
+        env_util.make_vec_env("CartPoleNoVel-v1", n_envs=N_ENVS, seed=0),
+        device="cpu",
+        **kwargs,
+    )
+    total, callback = model._setup_learn(N_STEPS * N_ENVS, None)
+    callback.on_training_start(locals(), globals())
+    model.collect_rollouts(model.env, callback, model.rollout_buffer, N_STEPS)
+    model._update_current_progress_remaining(model.num_timesteps, total)
+    rollout = copy.deepcopy(model.rollout_buffer)
+    assert rollout.episode_starts[1:].sum() >= 2  # episodes end inside the rollout
+    with monkeypatch.context() as patch:
+        patch.setattr(np.random, "randint", lambda *args, **kwargs: 0)  # its minibatch rotation
+        model.train()
+    return model, rollout
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_one_iteration_matches_sb3_contrib(case: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    kwargs = {**BASE, **case}
+    reference, rollout = _sb3_contrib_iteration(kwargs, monkeypatch)
+    model = RecurrentPPO(env="CartPoleNoVel-v1", **kwargs)
+    initial = copy.deepcopy(model.policy.state_dict())
+
+    def copy_rollout() -> None:
+        buffer = model.rollout_buffer
+        buffer.reset()
+        buffer.observations.copy_(torch.as_tensor(rollout.observations))
+        buffer.actions.copy_(torch.as_tensor(rollout.actions).reshape(buffer.actions.shape))
+        for name in ("values", "log_probs", "advantages", "returns"):
+            getattr(buffer, name).copy_(torch.as_tensor(getattr(rollout, name)))
+        buffer.rewards[:], buffer.episode_starts[:] = rollout.rewards, rollout.episode_starts
+        names = ("hidden_states_pi", "cell_states_pi", "hidden_states_vf", "cell_states_vf")
+        for i, name in enumerate(names):  # (n_steps, n_layers, n_envs, hidden) there
+            buffer.lstm_storage[i].copy_(torch.as_tensor(getattr(rollout, name)).transpose(1, 2))
+        buffer.pos = buffer.n_steps
+        model.num_timesteps += N_STEPS * N_ENVS
+
+    monkeypatch.setattr(model, "collect_rollout", copy_rollout)
+    monkeypatch.setattr(RecurrentRolloutBuffer, "random_split", lambda self, generator=None: 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trainer = RLTrainer(
+            max_steps=N_STEPS * N_ENVS, logger=False, enable_progress_bar=False, enable_checkpointing=False
+        )
+        trainer.fit(model, datamodule=RLEnvDataModule(train_env="CartPoleNoVel-v1", n_envs=N_ENVS, seed=0))
+
+    theirs = reference.policy.state_dict()
+    for key, value in model.policy.state_dict().items():
+        assert not torch.equal(value, initial[key]) or key == "log_std", f"{key} did not train"
+        torch.testing.assert_close(value, theirs[key], rtol=0, atol=1e-6, msg=key)
+    logged = reference.logger.name_to_value
+    for key, value in model._last_metrics.items():
+        if key.startswith("train/"):
+            assert value == pytest.approx(float(logged[key]), rel=1e-4, abs=1e-6), key

@@ -11,6 +11,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from lit_sb3_core._envs import make_vector_env
+from lit_sb3_core.errors import ConfigurationError
 
 __all__ = ["evaluate_policy"]
 
@@ -48,7 +49,7 @@ def evaluate_policy(
         ``(mean_reward, std_reward)``, or ``(episode_rewards, episode_lengths)``.
     """
     if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
-        raise ValueError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
+        raise ConfigurationError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
     owns_env = isinstance(env, str)
     vec_env = make_vector_env(env, 1) if not isinstance(env, VectorEnv) else make_vector_env(env)
     try:
@@ -67,7 +68,7 @@ def evaluate_policy(
 
 
 def _action_masks(env: VectorEnv) -> np.ndarray:
-    masks = env.call("action_masks")
+    masks = env.unwrapped.call("action_masks")  # vector wrappers do not forward call()
     return np.stack([np.asarray(mask, dtype=bool) for mask in masks])
 
 

@@ -40,6 +40,8 @@ FORMAT_VERSION = 1
 _METADATA = "metadata.json"
 _WEIGHTS = "model.safetensors"
 _OPTIMIZERS = "optimizers.safetensors"
+# metadata.json holds hyperparameters and spaces: kilobytes. A larger one is damaged or a decompression bomb.
+_MAX_METADATA_BYTES = 16 * 2**20
 
 
 @dataclass
@@ -145,9 +147,21 @@ def read_model_file(path: str | Path) -> ModelFile:
         with zipfile.ZipFile(candidate) as archive:
             names = set(archive.namelist())
             missing = {_METADATA, _WEIGHTS} - names
+            if missing and {"data", "policy.pth"} <= names:
+                raise ModelFileError(
+                    f"{given!r} is a Stable-Baselines3 model file (its weights are pickled torch files, which "
+                    "lit-sb3 never unpickles). Load it with stable_baselines3, then copy the weights: "
+                    "model.policy.load_state_dict(sb3_model.policy.state_dict()) where the policies match, "
+                    "and save it with lit-sb3."
+                )
             if missing:
                 raise ModelFileError(
                     f"{given!r} is a zip file but not a lit-sb3 model file (missing {sorted(missing)})."
+                )
+            if archive.getinfo(_METADATA).file_size > _MAX_METADATA_BYTES:
+                raise ModelFileError(
+                    f"{given!r} is not a valid lit-sb3 model file: its metadata.json would unpack to "
+                    f"{archive.getinfo(_METADATA).file_size} bytes (at most {_MAX_METADATA_BYTES} are read)."
                 )
             metadata = json.loads(archive.read(_METADATA))
             _check_metadata(metadata, given)

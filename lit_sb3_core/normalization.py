@@ -67,9 +67,12 @@ class RunningMeanStd(nn.Module):
     @torch.no_grad()
     def update(self, batch: torch.Tensor) -> None:
         batch = batch.to(torch.float64)
-        batch_count = batch.shape[0]
-        batch_mean = batch.mean(0)
-        batch_var = batch.var(0, unbiased=False)
+        self.update_from_moments(batch.mean(0), batch.var(0, unbiased=False), batch.shape[0])
+
+    @torch.no_grad()
+    def update_from_moments(self, batch_mean: torch.Tensor, batch_var: torch.Tensor, batch_count: int) -> None:
+        """Merge a batch known by its mean, (biased) variance and size: for callers that accumulate sums."""
+        batch_mean, batch_var = batch_mean.to(torch.float64), batch_var.to(torch.float64)
         delta = batch_mean - self.mean
         total = self.count + batch_count
         m2 = self.var * self.count + batch_var * batch_count + delta.square() * self.count * batch_count / total

@@ -103,3 +103,14 @@ def test_unsupported_cases_are_refused() -> None:
     fit(model, 64, normalize="observation")
     with pytest.raises(ConfigurationError, match="cannot switch"):
         fit(model, 64, normalize="reward")
+
+
+def test_running_mean_std_merges_moments_like_the_batch_they_summarize() -> None:
+    rng = np.random.default_rng(1)
+    batches = [rng.normal(-2.0, 3.0, size=(n, 2)) for n in (7, 30)]
+    by_batch, by_moments = RunningMeanStd((2,)), RunningMeanStd((2,))
+    for batch in batches:
+        by_batch.update(torch.from_numpy(batch))
+        by_moments.update_from_moments(torch.from_numpy(batch.mean(0)), torch.from_numpy(batch.var(0)), len(batch))
+    for name in ("mean", "var", "count"):
+        torch.testing.assert_close(getattr(by_moments, name), getattr(by_batch, name))

@@ -1,0 +1,308 @@
+"""Augmented Random Search: derivative-free policy search with antithetic random perturbations.
+
+Mania, Guy & Recht, "Simple random search provides a competitive approach to reinforcement learning", 2018.
+https://arxiv.org/abs/1803.07055 (reference implementation: https://github.com/modestyachts/ARS)
+
+One iteration (one Lightning batch) of ARS-v2t:
+
+1. draw ``n_delta`` directions ``d_k ~ N(0, I)`` in weight space;
+2. run the ``2 * n_delta`` candidates ``w +- delta_std * d_k`` for ``n_eval_episodes`` whole episodes each
+   on the training environments and sum their returns ``r+_k``, ``r-_k``;
+3. keep the ``n_top`` directions with the best ``max(r+_k, r-_k)`` and step
+   ``w += learning_rate / (n_top * sigma_R) * sum_k (r+_k - r-_k) d_k``, ``sigma_R`` the std of the kept returns;
+4. with ``RLEnvDataModule(normalize="observation")`` (ARS-v2), fold the iteration's observations into the
+   running mean and variance observations are normalized with; they stay frozen during an iteration, so
+   every candidate is scored with the same normalization, and travel with the model.
+
+There is no gradient and no optimizer (``configure_optimizers`` returns ``None``): the weights are written
+directly. With several training environments, candidates run side by side, one per environment, through
+``ARSPolicy.forward_batch``. Every environment step counts in ``num_timesteps``. Defaults and logged metrics
+are sb3-contrib's ARS.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch.nn.utils import parameters_to_vector, vector_to_parameters
+
+from lit_sb3_ars.hyperparams import TUNED
+from lit_sb3_ars.policies import ARS_POLICY_ALIASES, ARSPolicy
+from lit_sb3_core.algorithms import RLAlgorithm
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.schedules import Schedule, make_schedule
+from lit_sb3_core.spaces import obs_to_tensor
+
+__all__ = ["ARS"]
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ConfigurationError(f"ARS {name} must be a positive integer, got {value!r}.")
+    return int(value)
+
+
+class ARS(RLAlgorithm):
+    """Augmented Random Search (ARS-v2t) for Box and Discrete actions.
+
+    Args:
+        policy: ``"MlpPolicy"``, ``"LinearPolicy"``, or an ``ARSPolicy`` subclass (class or import path).
+        env: optional environment (id, Env, factory, VectorEnv) to build the policy and ``learn`` on.
+        n_delta: random directions tried per iteration (``2 * n_delta`` candidates are evaluated).
+        n_top: directions kept for the update, the best by ``max(r+, r-)``; ``None``: all ``n_delta``.
+        learning_rate: step size ``alpha``: number, ``"lin_<start>"`` or callable of progress remaining.
+        delta_std: exploration noise ``nu``, the std of the weight perturbations (number or schedule).
+        zero_policy: start from all-zero weights (the paper's choice for linear policies).
+        alive_bonus_offset: added to the reward of every step when scoring candidates (e.g. -1 cancels the
+            +1 "alive" bonus of MuJoCo locomotion tasks, which otherwise rewards standing still).
+        n_eval_episodes: episodes per candidate; its score is the sum of their returns.
+        policy_kwargs: arguments for the policy (``net_arch``, ``activation_fn``, ``with_bias``,
+            ``squash_output``).
+        stats_window_size: kept for sb3-contrib signature compatibility; ARS reports the episodes of the
+            last iteration, as sb3-contrib does.
+        tensorboard_log: folder for ``learn``'s TensorBoard logs.
+        seed: random seed for python, numpy, torch and the environments.
+        verbose: 1 prints metrics each iteration.
+        device: accelerator for ``learn`` (``"cpu"``: ARS's networks are tiny).
+    """
+
+    algo_name: ClassVar[str] = "ars"
+    policy_aliases: ClassVar[dict[str, Any]] = ARS_POLICY_ALIASES
+    tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
+    supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box, spaces.Discrete)
+    # RLEnvDataModule(normalize="observation"): ARS-v2 (rewards are never normalized, see below).
+    supports_normalization: ClassVar[bool] = True
+    supported_observation_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
+        spaces.Box,
+        spaces.Discrete,
+        spaces.MultiDiscrete,
+        spaces.MultiBinary,
+    )
+
+    def __init__(
+        self,
+        policy: Any = "MlpPolicy",
+        env: Any = None,
+        n_delta: int = 8,
+        n_top: int | None = None,
+        learning_rate: float | str | Schedule = 0.02,
+        delta_std: float | str | Schedule = 0.05,
+        zero_policy: bool = True,
+        alive_bonus_offset: float = 0,
+        n_eval_episodes: int = 1,
+        policy_kwargs: dict[str, Any] | None = None,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        seed: int | None = None,
+        verbose: int = 0,
+        device: str = "cpu",
+    ) -> None:
+        self.n_delta = _positive_int("n_delta", n_delta)
+        if n_top is None:
+            n_top = n_delta
+        self.n_top = _positive_int("n_top", n_top)
+        if self.n_top > self.n_delta:
+            warnings.warn(
+                f"n_top = {n_top} > n_delta = {n_delta}, setting n_top = n_delta", UserWarning, stacklevel=2
+            )
+            self.n_top = self.n_delta
+        self.n_eval_episodes = _positive_int("n_eval_episodes", n_eval_episodes)
+        if isinstance(alive_bonus_offset, bool) or not isinstance(alive_bonus_offset, (int, float)):
+            raise ConfigurationError(f"ARS alive_bonus_offset must be a number, got {alive_bonus_offset!r}.")
+        self.alive_bonus_offset = float(alive_bonus_offset)
+        self.delta_std_schedule = make_schedule(delta_std, "delta_std")
+        self.zero_policy = bool(zero_policy)
+        self.pop_size = 2 * self.n_delta
+        self.n_params = 0
+        self._episode_metrics: dict[str, float] = {}
+        super().__init__(
+            policy=policy,
+            env=env,
+            learning_rate=learning_rate,
+            policy_kwargs=policy_kwargs,
+            seed=seed,
+            verbose=verbose,
+            device=device,
+            tensorboard_log=tensorboard_log,
+        )
+
+    # construction ---------------------------------------------------------------------------------
+    def make_policy(
+        self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
+    ) -> torch.nn.Module:
+        if not (isinstance(policy_cls, type) and issubclass(policy_cls, ARSPolicy)):
+            raise ConfigurationError(
+                f"ARS needs an ARS policy ('MlpPolicy', 'LinearPolicy' or a subclass of "
+                f"lit_sb3_ars.ARSPolicy), got {getattr(policy_cls, '__name__', policy_cls)!r}."
+            )
+        try:
+            return policy_cls(self.observation_space, self.action_space, **policy_kwargs)
+        except TypeError as exc:
+            raise ConfigurationError(f"policy_kwargs do not fit {policy_cls.__name__}: {exc}") from None
+
+    def _setup_model(self) -> None:
+        """No gradients ever flow: freeze the weights, count them, and zero them if asked."""
+        policy = self._require_policy()
+        for parameter in policy.parameters():
+            parameter.requires_grad_(False)
+        self.n_params = int(sum(p.numel() for p in policy.parameters()))
+        if self.zero_policy:
+            for parameter in policy.parameters():
+                parameter.zero_()
+
+    def configure_normalization(self, config: dict[str, Any] | None) -> None:
+        if config is not None and config.get("reward"):
+            raise ConfigurationError(
+                "ARS ranks candidates by their returns, which reward normalization would rescale while they "
+                "are compared. Use RLEnvDataModule(normalize='observation') (ARS-v2)."
+            )
+        super().configure_normalization(config)
+
+    def configure_optimizers(self) -> None:  # type: ignore[override]
+        """ARS writes the weights itself: no optimizer."""
+        return
+
+    # training -------------------------------------------------------------------------------------
+    def on_fit_start(self) -> None:
+        if self.world_size > 1:
+            raise ConfigurationError(
+                "ARS in lit-sb3 0.1 runs in one process (candidates are spread over n_envs environments); "
+                "use devices=1 and raise RLEnvDataModule(n_envs=...) instead."
+            )
+        super().on_fit_start()
+
+    def training_step(self, batch: Any, batch_idx: int) -> None:
+        """One ARS iteration: perturb, evaluate ``2 * n_delta`` candidates, step the weights."""
+        policy = self._require_policy()
+        assert isinstance(policy, ARSPolicy)
+        self.update_progress()
+        delta_std = self.delta_std_schedule(self._progress_remaining)
+        learning_rate = self.lr_schedule(self._progress_remaining)
+
+        weights = parameters_to_vector(policy.parameters())
+        deltas = torch.randn(self.n_delta, self.n_params, device=weights.device)
+        scaled = deltas * delta_std
+        candidates = torch.cat([weights + scaled, weights - scaled])
+        returns = self.evaluate_candidates(candidates).to(weights.device)
+
+        plus_returns, minus_returns = returns[: self.n_delta], returns[self.n_delta :]
+        top_idx = torch.argsort(torch.maximum(plus_returns, minus_returns), descending=True)[: self.n_top]
+        plus_returns, minus_returns, deltas = plus_returns[top_idx], minus_returns[top_idx], deltas[top_idx]
+        # Smaller steps when the returns vary a lot.
+        return_std = torch.cat([plus_returns, minus_returns]).std()
+        step_size = learning_rate / (self.n_top * return_std + 1e-6)
+        vector_to_parameters(
+            weights + step_size * ((plus_returns - minus_returns) @ deltas), policy.parameters()
+        )
+
+        metrics = {
+            **self._episode_metrics,
+            "train/iterations": self._n_updates,
+            "train/delta_std": delta_std,
+            "train/learning_rate": learning_rate,
+            "train/step_size": float(step_size.item()),
+            "rollout/return_std": float(return_std.item()),
+        }
+        self._n_updates += 1
+        self.iterations += 1
+        self.log_iteration(metrics)
+        self.stop_if_budget_reached()
+
+    @torch.no_grad()
+    def evaluate_candidates(self, candidates: torch.Tensor) -> torch.Tensor:
+        """Sum of returns of ``n_eval_episodes`` whole episodes for each row of ``candidates``.
+
+        Each environment runs one candidate's episodes at a time, taking the next job when an episode ends;
+        an environment with no job left runs the current weights until the others finish (those steps count
+        but score nothing). Returns a float32 tensor ``(len(candidates),)``.
+        """
+        env, policy = self._env, self.policy
+        assert env is not None and isinstance(policy, ARSPolicy)
+        n_envs, n_eval = env.num_envs, self.n_eval_episodes
+        n_jobs = len(candidates) * n_eval
+        device = candidates.device
+        obs = self._last_obs
+        if not np.all(self._last_episode_starts):
+            # Candidates are scored on whole episodes: restart envs left mid-episode by the last iteration.
+            obs, _ = env.reset()
+        center = parameters_to_vector(policy.parameters())
+        table = torch.cat([candidates, center.unsqueeze(0)])  # the last row: idle environments
+        idle = len(candidates)
+        job = np.full(n_envs, -1, dtype=np.int64)
+        started = min(n_envs, n_jobs)
+        job[:started] = np.arange(started)
+        params = table[np.where(job >= 0, job // n_eval, idle)]
+        to_env = self._env_action_converter()
+
+        scores = np.zeros(len(candidates), dtype=np.float64)
+        episode_return = np.zeros(n_envs, dtype=np.float64)
+        episode_length = np.zeros(n_envs, dtype=np.int64)
+        finished_returns: list[float] = []
+        finished_lengths: list[int] = []
+        normalizer = self.obs_normalizer
+        obs_sum = obs_sq_sum = torch.zeros((), dtype=torch.float64)
+        steps = 0
+        dones = np.ones(n_envs, dtype=bool)
+        while len(finished_returns) < n_jobs:
+            obs_tensor = obs_to_tensor(obs, device)
+            if normalizer is not None:
+                rows = obs_tensor.to(torch.float64)
+                obs_sum = obs_sum + rows.sum(0)
+                obs_sq_sum = obs_sq_sum + (rows * rows).sum(0)
+                obs_tensor = normalizer(obs_tensor)  # this iteration's statistics, frozen
+            actions = policy.forward_batch(policy.features(obs_tensor), params)
+            obs, rewards, terminated, truncated, _ = env.step(to_env(actions))
+            steps += 1
+            episode_return += rewards
+            episode_length += 1
+            dones = np.logical_or(terminated, truncated)
+            if dones.any():
+                for i in np.flatnonzero(dones):
+                    if job[i] >= 0:
+                        scores[job[i] // n_eval] += (
+                            episode_return[i] + self.alive_bonus_offset * episode_length[i]
+                        )
+                        finished_returns.append(float(episode_return[i]))
+                        finished_lengths.append(int(episode_length[i]))
+                        if started < n_jobs:
+                            job[i], started = started, started + 1
+                            params[i] = table[job[i] // n_eval]
+                        else:
+                            job[i] = -1
+                            params[i] = table[idle]
+                    episode_return[i] = 0.0
+                    episode_length[i] = 0
+        # Module attributes are written once per iteration: LightningModule.__setattr__ is slow per step.
+        self._last_obs, self._last_episode_starts = obs, dones
+        self.num_timesteps += steps * n_envs * self.world_size
+        if normalizer is not None:
+            count = steps * n_envs
+            mean = obs_sum / count
+            normalizer.rms.update_from_moments(mean, (obs_sq_sum / count - mean * mean).clamp(min=0.0), count)
+        # sb3-contrib reports the episodes of this iteration only.
+        self._episode_metrics = {
+            "rollout/ep_rew_mean": float(np.mean(finished_returns)),
+            "rollout/ep_len_mean": float(np.mean(finished_lengths)),
+        }
+        return torch.as_tensor(scores, dtype=torch.float32)
+
+    def _env_action_converter(self) -> Callable[[torch.Tensor], np.ndarray]:
+        """Policy output -> what ``env.step`` takes, with every per-space decision taken once."""
+        space, policy = self.action_space, self.policy
+        if isinstance(space, spaces.Discrete):
+            start = int(space.start)
+            if start:
+                return lambda actions: actions.cpu().numpy() + start
+            return lambda actions: actions.cpu().numpy()
+        assert isinstance(space, spaces.Box) and isinstance(policy, ARSPolicy)
+        shape, low, high = (-1, *space.shape), space.low, space.high
+        if policy.squash_output:
+            return lambda actions: np.clip(
+                policy.unscale_action(actions.cpu().numpy().reshape(shape)), low, high
+            )
+        return lambda actions: np.clip(actions.cpu().numpy().reshape(shape), low, high)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
@@ -11,16 +12,22 @@ from gymnasium.vector import VectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from lit_sb3_core._envs import EnvSource, WrapperLike, make_vector_env
+from lit_sb3_core._guards import CheckFinite
+from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.normalization import parse_normalize
 
 Stage = Literal["fit", "validate", "test", "predict"]
 
 __all__ = ["RLEnvDataModule"]
 
+_log = logging.getLogger(__name__)
+
 # How many finished training episodes the rollout statistics average over (SB3's ep_info_buffer).
 EPISODE_STATS_WINDOW = 100
 # Eval envs are seeded apart from training envs, so evaluation episodes differ from training ones.
 EVAL_SEED_OFFSET = 10_000
+# Seconds async workers get to finish a pending step when a failed or interrupted run closes them.
+_CLOSE_TIMEOUT_S = 5.0
 
 
 class _IterationStream:
@@ -55,6 +62,10 @@ class RLEnvDataModule(L.LightningDataModule):
             ``"observation"``, ``"reward"`` or a dict of options (see ``lit_sb3_core.normalization``). The
             statistics belong to the algorithm: they are saved with it and applied, frozen, in ``predict``
             and evaluation.
+        check_finite: check every step's observations, rewards and actions for NaN and infinity, and stop
+            with a ``NonFiniteError`` naming the env index and the action (SB3's ``VecCheckNan``). Off by
+            default: it costs an ``np.isfinite`` per array per step. Every env's first ``reset`` and
+            ``step`` are always checked against the Gymnasium API and its observation space.
     """
 
     def __init__(
@@ -70,14 +81,15 @@ class RLEnvDataModule(L.LightningDataModule):
         seed: int | None = None,
         n_eval_envs: int = 1,
         normalize: bool | str | dict[str, Any] = False,
+        check_finite: bool = False,
     ) -> None:
         super().__init__()
         if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
-            raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}.")
+            raise ConfigurationError(f"n_envs must be a positive integer, got {n_envs!r}.")
         if isinstance(n_eval_envs, bool) or not isinstance(n_eval_envs, int) or n_eval_envs < 1:
-            raise ValueError(f"n_eval_envs must be a positive integer, got {n_eval_envs!r}.")
+            raise ConfigurationError(f"n_eval_envs must be a positive integer, got {n_eval_envs!r}.")
         if vectorization not in ("sync", "async"):
-            raise ValueError(f"vectorization must be 'sync' or 'async', got {vectorization!r}.")
+            raise ConfigurationError(f"vectorization must be 'sync' or 'async', got {vectorization!r}.")
         self.sources: dict[str, EnvSource | None] = {
             "fit": train_env,
             "validate": val_env,
@@ -91,6 +103,7 @@ class RLEnvDataModule(L.LightningDataModule):
         self.wrappers = list(wrappers or [])
         self.seed = seed
         self.normalize = parse_normalize(normalize)
+        self.check_finite = bool(check_finite)
         self._envs: dict[str, VectorEnv] = {}
 
     # environments ---------------------------------------------------------------------------------
@@ -120,11 +133,17 @@ class RLEnvDataModule(L.LightningDataModule):
         if source is None:
             return None
         if stage == "fit":
-            env = make_vector_env(source, self.n_envs, self.vectorization, self.env_kwargs, self.wrappers)
+            env = make_vector_env(
+                source, self.n_envs, self.vectorization, self.env_kwargs, self.wrappers, role="training"
+            )
+            if self.check_finite:
+                env = CheckFinite(env, role="training")
             env = RecordEpisodeStatistics(env, buffer_length=EPISODE_STATS_WINDOW)
         else:
             n_envs = self.n_eval_envs if not isinstance(source, VectorEnv) else source.num_envs
-            env = make_vector_env(source, n_envs, "sync", self.env_kwargs, self.wrappers)
+            env = make_vector_env(source, n_envs, "sync", self.env_kwargs, self.wrappers, role="evaluation")
+            if self.check_finite:
+                env = CheckFinite(env, role="evaluation")
         self._envs[stage] = env
         return env
 
@@ -142,6 +161,24 @@ class RLEnvDataModule(L.LightningDataModule):
         for env in self._envs.values():
             env.close()
         self._envs.clear()
+
+    def on_exception(self, exception: BaseException) -> None:
+        """A run failed or was interrupted: close the envs built from ids and factories (async workers
+        included) so no process or window outlives it. Env and VectorEnv instances the caller passed in
+        stay open: the caller owns them (and may want to inspect them). The next run builds fresh envs."""
+        for stage, env in list(self._envs.items()):
+            if not _is_factory(self.source(stage)):
+                continue
+            del self._envs[stage]
+            try:
+                # Async workers get a few seconds to finish a pending step and close their env; then they
+                # are terminated (a hung env must not hang the shutdown).
+                env.close(timeout=_CLOSE_TIMEOUT_S)
+            except BaseException:  # noqa: BLE001 - closing must not hide the exception being handled
+                try:
+                    env.close(terminate=True)
+                except BaseException as exc:  # noqa: BLE001
+                    _log.debug("Could not close the %s env after a failed run: %s", stage, exc)
 
     # LightningDataModule hooks --------------------------------------------------------------------
     def setup(self, stage: str) -> None:
@@ -167,3 +204,10 @@ class RLEnvDataModule(L.LightningDataModule):
     def _stage_requested(self, stage: str) -> bool:
         trainer = self.trainer
         return trainer is not None and trainer.state.fn == stage
+
+
+def _is_factory(source: Any) -> bool:
+    """An env id or a callable that builds new envs (not an Env or VectorEnv instance)."""
+    import gymnasium as gym
+
+    return isinstance(source, str) or (callable(source) and not isinstance(source, (gym.Env, VectorEnv)))

@@ -16,6 +16,8 @@ from typing import Any, Union
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from lit_sb3_core._guards import CheckedEnv, LitAsyncVectorEnv
+
 EnvSource = Union[str, gym.Env, Callable[[], gym.Env], VectorEnv]
 WrapperLike = Callable[[gym.Env], gym.Env]
 
@@ -55,6 +57,19 @@ class EnvFactory:
         return env
 
 
+class _CheckedFactory:
+    """``factory()`` wrapped in ``CheckedEnv`` for vector position ``index`` (picklable, for async workers)."""
+
+    def __init__(self, factory: EnvFactory, index: int, role: str, in_worker: bool = False) -> None:
+        self.factory = factory
+        self.index = index
+        self.role = role
+        self.in_worker = in_worker
+
+    def __call__(self) -> gym.Env:
+        return CheckedEnv(self.factory(), self.index, self.role, in_worker=self.in_worker)
+
+
 def make_env_by_id(env_id: str, kwargs: dict[str, Any]) -> gym.Env:
     """``gym.make`` with an error that lists close matches when the id is unknown."""
     try:
@@ -80,8 +95,14 @@ def make_vector_env(
     env_kwargs: dict[str, Any] | None = None,
     wrappers: Sequence[WrapperLike] = (),
     render_mode: str | None = None,
+    role: str = "",
 ) -> VectorEnv:
-    """A SAME_STEP-autoreset vector env of ``n_envs`` copies of ``source``."""
+    """A SAME_STEP-autoreset vector env of ``n_envs`` copies of ``source``.
+
+    Each single env is wrapped in ``CheckedEnv`` (its first reset and step are checked against the
+    Gymnasium API and its observation space; ``role`` names the envs in those messages), and async
+    workers re-raise their exceptions as themselves, naming the worker (``LitAsyncVectorEnv``).
+    """
     if isinstance(source, VectorEnv):
         mode = source.metadata.get("autoreset_mode")
         if mode != AutoresetMode.SAME_STEP:
@@ -102,16 +123,17 @@ def make_vector_env(
         env = source
         for wrapper in wrappers:
             env = wrapper(env)
-        return gym.vector.SyncVectorEnv([lambda: env], autoreset_mode=AutoresetMode.SAME_STEP)
+        checked = CheckedEnv(env, 0, role)
+        return gym.vector.SyncVectorEnv([lambda: checked], autoreset_mode=AutoresetMode.SAME_STEP)
     if not (isinstance(source, str) or callable(source)):
         raise TypeError(
             f"Cannot build an environment from {type(source).__name__}: pass an env id (str), a gymnasium.Env, "
             "a factory returning an Env, or a gymnasium VectorEnv."
         )
     factory = EnvFactory(source, env_kwargs, wrappers, render_mode)
-    fns = [factory] * n_envs
+    fns = [_CheckedFactory(factory, i, role, in_worker=vectorization == "async") for i in range(n_envs)]
     if vectorization == "sync":
         return gym.vector.SyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
     if vectorization == "async":
-        return gym.vector.AsyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+        return LitAsyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
     raise ValueError(f"vectorization must be 'sync' or 'async', got {vectorization!r}.")

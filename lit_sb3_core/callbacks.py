@@ -22,6 +22,8 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback
 
+from lit_sb3_core.errors import ConfigurationError
+
 __all__ = [
     "RLCallback",
     "CallbackList",
@@ -174,7 +176,7 @@ class EvalCallback(RLCallback):
     ) -> None:
         super().__init__(verbose)
         if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
-            raise ValueError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
+            raise ConfigurationError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
         self.eval_env_source = eval_env
         self.callback_on_new_best = _as_child(callback_on_new_best, self)
         self.callback_after_eval = _as_child(callback_after_eval, self)

@@ -6,13 +6,16 @@ given as numbers or strings (``"lin_0.001"``) and turned into callables here.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from typing import Union
+
+from lit_sb3_core.errors import ConfigurationError
 
 Schedule = Callable[[float], float]
 ScheduleLike = Union[float, int, str, Schedule]
 
-__all__ = ["Schedule", "ScheduleLike", "constant_schedule", "linear_schedule", "make_schedule"]
+__all__ = ["Schedule", "ScheduleLike", "checked_schedule", "constant_schedule", "linear_schedule", "make_schedule"]
 
 
 class constant_schedule:  # noqa: N801 - reads like a function, is a picklable callable
@@ -46,7 +49,7 @@ def make_schedule(value: ScheduleLike, name: str = "value") -> Schedule:
     """Turn a number, an rl-zoo3 string (``"lin_0.001"``) or a callable into a schedule.
 
     Raises:
-        ValueError: for strings other than ``lin_<number>`` and for non-finite or negative numbers.
+        ConfigurationError: (a ValueError) for strings other than ``lin_<number>`` and for non-finite or negative numbers.
     """
     if callable(value):
         return value
@@ -64,13 +67,40 @@ def make_schedule(value: ScheduleLike, name: str = "value") -> Schedule:
                 return make_schedule(float(text), name)
             except ValueError:
                 pass
-        raise ValueError(
+        raise ConfigurationError(
             f"{name}={value!r} is not a valid schedule: use a number, 'lin_<start>' (linear from <start> "
             "to 0 over training, as rl-zoo3 writes it) or a callable of progress_remaining."
         )
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, 'lin_<start>' or a callable, got {type(value).__name__}.")
+        raise ConfigurationError(f"{name} must be a number, 'lin_<start>' or a callable, got {type(value).__name__}.")
     number = float(value)
     if not (number >= 0 and number != float("inf")):
-        raise ValueError(f"{name} must be a finite, non-negative number, got {value!r}.")
+        raise ConfigurationError(f"{name} must be a finite, non-negative number, got {value!r}.")
     return constant_schedule(number)
+
+
+class _CheckedSchedule:
+    """A user's schedule whose every value is checked: finite and non-negative, or a clear error."""
+
+    def __init__(self, schedule: Schedule, name: str) -> None:
+        self.schedule = schedule
+        self.name = name
+
+    def __call__(self, progress_remaining: float) -> float:
+        value = self.schedule(progress_remaining)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < float("inf"):
+            raise ConfigurationError(
+                f"The {self.name} schedule {self.schedule!r} returned {value!r} at progress_remaining="
+                f"{progress_remaining:.4g}; a schedule must return finite, non-negative numbers."
+            )
+        return value
+
+    def __repr__(self) -> str:
+        return repr(self.schedule)
+
+
+def checked_schedule(schedule: Schedule, name: str = "value") -> Schedule:
+    """``schedule`` with each value checked (finite, non-negative); the built-in schedules need no check."""
+    if isinstance(schedule, (constant_schedule, linear_schedule, _CheckedSchedule)):
+        return schedule
+    return _CheckedSchedule(schedule, name)

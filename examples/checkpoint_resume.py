@@ -60,7 +60,7 @@ def main() -> None:
         ckpt_path=checkpoints / "last.ckpt",
     )
     print(f"resumed run finished at {resumed.num_timesteps} environment steps (budget {args.steps})")
-    print(f"last reward: rollout/ep_rew_mean={trainer.callback_metrics['rollout/ep_rew_mean']:.1f}")
+    print(f"last reward: rollout/ep_rew_mean={resumed.last_metrics['rollout/ep_rew_mean']:.1f}")
 
 
 if __name__ == "__main__":

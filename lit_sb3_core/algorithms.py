@@ -504,6 +504,11 @@ class RLAlgorithm(L.LightningModule):
             return value
         return self.trainer.strategy.reduce(value.to(self.device), reduce_op=reduce_op).cpu()
 
+    @property
+    def last_metrics(self) -> dict[str, float]:
+        """The most recent metric record (``rollout/ep_rew_mean``, ``train/loss``, ...), as logged."""
+        return dict(self._last_metrics)
+
     def progress_bar_metrics(self) -> dict[str, Any]:
         """What RLProgressBar shows beside the step count."""
         shown: dict[str, Any] = {}

@@ -1,0 +1,8 @@
+"""Registers the ``WideMlpPolicy`` alias for PPO. Imports nothing heavy: discovery stays cheap."""
+
+from lit_sb3_core.hookspecs import hookimpl
+
+
+@hookimpl
+def lit_sb3_register_policies(registry):  # type: ignore[no-untyped-def]
+    registry.add(algo="ppo", alias="WideMlpPolicy", target="lit_sb3_wide_policy.policies:WideMlpPolicy")

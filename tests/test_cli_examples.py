@@ -22,7 +22,7 @@ def run_example(name: str, tmp_path: Path, child_env: dict[str, str], *args: str
 
 
 def test_every_example_is_tested() -> None:
-    tested = {"ppo_cartpole.py", "custom_policy.py", "checkpoint_resume.py"}
+    tested = {"ppo_cartpole.py", "custom_policy.py", "checkpoint_resume.py", "ddp_cartpole.py"}
     assert {path.name for path in EXAMPLES.glob("*.py")} <= tested
 
 
@@ -47,3 +47,8 @@ def test_checkpoint_resume(tmp_path: Path, child_env: dict[str, str]) -> None:
     assert "first run stopped at 1024 environment steps" in out
     assert "resumed run finished at 2048 environment steps (budget 2048)" in out
     assert (tmp_path / "checkpoints" / "last.ckpt").is_file()
+
+
+def test_ddp_cartpole(tmp_path: Path, child_env: dict[str, str]) -> None:
+    out = run_example("ddp_cartpole.py", tmp_path, child_env, "--steps", "2048")
+    assert re.search(r"2 processes, 2048 steps: mean_reward=[\d.]+", out), out

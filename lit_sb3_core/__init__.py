@@ -35,6 +35,12 @@ _EXPORTS: dict[str, str] = {
     "RLAlgorithm": "lit_sb3_core.algorithms",
     "OnPolicyAlgorithm": "lit_sb3_core.algorithms",
     "ActorCriticPolicy": "lit_sb3_core.policies",
+    "OffPolicyAlgorithm": "lit_sb3_core.off_policy",
+    "OffPolicyPolicy": "lit_sb3_core.off_policy_policies",
+    "ReplayBuffer": "lit_sb3_core.replay_buffers",
+    "DictReplayBuffer": "lit_sb3_core.replay_buffers",
+    "NormalActionNoise": "lit_sb3_core.noise",
+    "OrnsteinUhlenbeckActionNoise": "lit_sb3_core.noise",
     # SB3's callbacks
     "EvalCallback": "lit_sb3_core.callbacks",
     "CheckpointCallback": "lit_sb3_core.callbacks",

@@ -34,14 +34,21 @@ __all__ = [
 ]
 
 NOISE_TYPES = ("normal", "ornstein_uhlenbeck")
-_ALIASES = {"normal": "normal", "gaussian": "normal", "ornstein_uhlenbeck": "ornstein_uhlenbeck", "ou": "ornstein_uhlenbeck",
-            "ornstein-uhlenbeck": "ornstein_uhlenbeck"}  # fmt: skip
+_ALIASES = {
+    "normal": "normal",
+    "gaussian": "normal",
+    "ornstein_uhlenbeck": "ornstein_uhlenbeck",
+    "ou": "ornstein_uhlenbeck",
+    "ornstein-uhlenbeck": "ornstein_uhlenbeck",
+}
 
 
 def _as_vector(value: Any, name: str) -> np.ndarray:
     array = np.asarray(value, dtype=np.float64)
     if array.ndim > 1 or not np.all(np.isfinite(array)):
-        raise ConfigurationError(f"Action noise {name} must be a finite number or a list of numbers, got {value!r}.")
+        raise ConfigurationError(
+            f"Action noise {name} must be a finite number or a list of numbers, got {value!r}."
+        )
     return array
 
 
@@ -109,7 +116,8 @@ class ActionNoise(ABC):
         self.rng.bit_generator.state = state["rng"]
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(mean={self.mean.tolist()}, sigma={self.sigma.tolist()}, n_envs={self.n_envs})"
+        name = type(self).__name__
+        return f"{name}(mean={self.mean.tolist()}, sigma={self.sigma.tolist()}, n_envs={self.n_envs})"
 
 
 class NormalActionNoise(ActionNoise):
@@ -210,20 +218,26 @@ def _normalise_spec(spec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             'e.g. {"type": "normal", "sigma": 0.1}.'
         )
     kind = _ALIASES[kind]
-    allowed = {"type", "mean", "sigma"} | ({"theta", "dt", "initial_noise"} if kind == "ornstein_uhlenbeck" else set())
+    allowed = {"type", "mean", "sigma"} | (
+        {"theta", "dt", "initial_noise"} if kind == "ornstein_uhlenbeck" else set()
+    )
     unknown = sorted(set(spec) - allowed)
     if unknown:
         raise ConfigurationError(
             f"Unknown keys {unknown} in the {kind} action noise spec; allowed: {sorted(allowed)}."
         )
     if "sigma" not in spec:
-        raise ConfigurationError(f'The {kind} action noise spec needs "sigma", e.g. {{"type": "{kind}", "sigma": 0.1}}.')
+        raise ConfigurationError(
+            f'The {kind} action noise spec needs "sigma", e.g. {{"type": "{kind}", "sigma": 0.1}}.'
+        )
     kwargs = {key: value for key, value in spec.items() if key != "type"}
     kwargs.setdefault("mean", 0.0)
     return kind, kwargs
 
 
-def make_action_noise(noise: Any, action_dim: int, n_envs: int = 1, seed: int | None = None) -> ActionNoise | None:
+def make_action_noise(
+    noise: Any, action_dim: int, n_envs: int = 1, seed: int | None = None
+) -> ActionNoise | None:
     """Build (or adapt) the noise for ``n_envs`` environments with ``action_dim``-dimensional actions.
 
     Accepts None, a spec dict, or an ``ActionNoise`` (resized in place and returned).

@@ -18,9 +18,10 @@ Policies keep their target networks as submodules, so model files and checkpoint
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import torch
@@ -33,18 +34,20 @@ from lit_sb3_core.spaces import ObsPreprocessor, channels_first_space, describe_
 from lit_sb3_core.torch_layers import BaseFeaturesExtractor, CombinedExtractor, FlattenExtractor, NatureCNN
 
 __all__ = [
+    "LOG_STD_MAX",
+    "LOG_STD_MIN",
+    "ContinuousCritic",
+    "DeterministicActor",
+    "OffPolicyNetArch",
     "OffPolicyPolicy",
     "QNetwork",
-    "ContinuousCritic",
     "SquashedGaussianActor",
-    "DeterministicActor",
-    "create_mlp",
     "actor_critic_arch",
+    "create_mlp",
+    "freeze",
+    "is_identity_extractor",
     "polyak_update",
     "update_target",
-    "freeze",
-    "LOG_STD_MIN",
-    "LOG_STD_MAX",
 ]
 
 # Clamp of the SAC actor's log standard deviation (SB3's values).
@@ -53,7 +56,7 @@ _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 # Inside the log-determinant of tanh: keeps log(1 - tanh(x)^2) finite (SB3's epsilon).
 _TANH_EPS = 1e-6
 
-OffPolicyNetArch = Union[list[int], dict[str, list[int]], None]
+OffPolicyNetArch = list[int] | dict[str, list[int]] | None
 
 
 def create_mlp(
@@ -63,7 +66,7 @@ def create_mlp(
     activation_fn: type[nn.Module] = nn.ReLU,
     squash_output: bool = False,
 ) -> nn.Sequential:
-    """Linear layers of sizes ``net_arch`` with activations, then a linear output (``output_dim <= 0``: none)."""
+    """Linear layers of sizes ``net_arch`` with activations, then a linear output (none if ``output_dim <= 0``)."""
     layers: list[nn.Module] = []
     last = input_dim
     for size in net_arch:
@@ -80,7 +83,9 @@ def _check_sizes(sizes: Any, where: str) -> list[int]:
     if not isinstance(sizes, (list, tuple)) or not all(
         isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in sizes
     ):
-        raise ConfigurationError(f"net_arch{where} must be a list of positive layer sizes such as [256, 256], got {sizes!r}.")
+        raise ConfigurationError(
+            f"net_arch{where} must be a list of positive layer sizes such as [256, 256], got {sizes!r}."
+        )
     return [int(n) for n in sizes]
 
 
@@ -99,6 +104,16 @@ def actor_critic_arch(net_arch: OffPolicyNetArch, default: list[int]) -> tuple[l
         return _check_sizes(net_arch["pi"], "['pi']"), _check_sizes(net_arch["qf"], "['qf']")
     sizes = _check_sizes(net_arch, "")
     return sizes, list(sizes)
+
+
+def is_identity_extractor(extractor: nn.Module) -> bool:
+    """A ``FlattenExtractor`` over observations that preprocess to flat vectors already: skippable."""
+    if type(extractor) is not FlattenExtractor:
+        return False
+    space = extractor.observation_space
+    if isinstance(space, (spaces.Discrete, spaces.MultiDiscrete)):
+        return True  # one-hot encoded into a flat vector
+    return isinstance(space, (spaces.Box, spaces.MultiBinary)) and len(space.shape) == 1
 
 
 def freeze(module: nn.Module) -> nn.Module:
@@ -122,8 +137,17 @@ def polyak_update(params: Sequence[torch.Tensor], target_params: Sequence[torch.
 
 
 def update_target(online: nn.Module, target: nn.Module, tau: float) -> None:
-    """Polyak-update ``target``'s parameters toward ``online``'s; batch-norm running statistics are copied."""
-    polyak_update(list(online.parameters()), list(target.parameters()), tau)
+    """Polyak-update ``target``'s parameters toward ``online``'s; batch-norm running statistics are copied.
+
+    A critic that borrows the actor's features extractor counts that extractor's parameters as its own
+    here, since its target network has a copy of the extractor (as in SB3).
+    """
+    online_params = (
+        online.target_source_parameters()
+        if isinstance(online, ContinuousCritic)
+        else list(online.parameters())
+    )
+    polyak_update(online_params, list(target.parameters()), tau)
     stats = [b for name, b in online.named_buffers() if "running_" in name]
     if stats:
         targets = [b for name, b in target.named_buffers() if "running_" in name]
@@ -180,8 +204,12 @@ class OffPolicyPolicy(nn.Module):
                     f"{describe_space(action_space)} is unbounded. Wrap the env with "
                     "gymnasium.wrappers.ClipAction over a bounded Box, or rescale its actions."
                 )
-            self.register_buffer("action_low", torch.as_tensor(low, dtype=torch.float32).reshape(-1), persistent=False)
-            self.register_buffer("action_high", torch.as_tensor(high, dtype=torch.float32).reshape(-1), persistent=False)
+            self.register_buffer(
+                "action_low", torch.as_tensor(low, dtype=torch.float32).reshape(-1), persistent=False
+            )
+            self.register_buffer(
+                "action_high", torch.as_tensor(high, dtype=torch.float32).reshape(-1), persistent=False
+            )
 
     # construction helpers -----------------------------------------------------------------------------
     def make_features_extractor(self) -> BaseFeaturesExtractor:
@@ -238,10 +266,11 @@ class QNetwork(nn.Module):
         super().__init__()
         self.features_extractor = features_extractor
         self.q_net = create_mlp(features_extractor.features_dim, n_outputs, net_arch, activation_fn)
+        self._skip_extractor = is_identity_extractor(features_extractor)
 
     def forward(self, obs: Any) -> torch.Tensor:
         """Values for preprocessed observations."""
-        return self.q_net(self.features_extractor(obs))
+        return self.q_net(obs if self._skip_extractor else self.features_extractor(obs))
 
 
 class ContinuousCritic(nn.Module):
@@ -270,17 +299,37 @@ class ContinuousCritic(nn.Module):
         if isinstance(n_critics, bool) or not isinstance(n_critics, int) or n_critics < 1:
             raise ConfigurationError(f"n_critics must be a positive integer, got {n_critics!r}.")
         self.share_features_extractor = share_features_extractor
+        self._skip_extractor = is_identity_extractor(features_extractor)
         if share_features_extractor:
             self._shared_extractor = [features_extractor]  # not a submodule: the actor owns it
         else:
             self.features_extractor = features_extractor
         self.n_critics = n_critics
+        self._config = (action_dim, list(net_arch), activation_fn)
         in_dim = features_extractor.features_dim + action_dim
         for index in range(n_critics):
             self.add_module(f"qf{index}", create_mlp(in_dim, 1, net_arch, activation_fn))
         self.q_networks: list[nn.Module] = [getattr(self, f"qf{index}") for index in range(n_critics)]
 
+    def target_source_parameters(self) -> list[nn.Parameter]:
+        """Parameters in the order of an unshared copy's ``parameters()`` (extractor first)."""
+        shared = list(self._shared_extractor[0].parameters()) if self.share_features_extractor else []
+        return shared + list(self.parameters())
+
+    def make_target(self) -> ContinuousCritic:
+        """A frozen copy with its own features extractor, initialised to this critic's weights."""
+        extractor = self._shared_extractor[0] if self.share_features_extractor else self.features_extractor
+        action_dim, net_arch, activation_fn = self._config
+        target = ContinuousCritic(
+            copy.deepcopy(extractor), action_dim, net_arch, activation_fn, self.n_critics
+        )
+        for mine, theirs in zip(self.q_networks, target.q_networks):
+            theirs.load_state_dict(mine.state_dict())
+        return freeze(target)
+
     def features(self, obs: Any) -> torch.Tensor:
+        if self._skip_extractor:
+            return obs
         if self.share_features_extractor:
             with torch.no_grad():
                 return self._shared_extractor[0](obs)
@@ -322,10 +371,11 @@ class SquashedGaussianActor(nn.Module):
         self.mu = nn.Linear(last, action_dim)
         self.log_std = nn.Linear(last, action_dim)
         self.action_dim = action_dim
+        self._skip_extractor = is_identity_extractor(features_extractor)
 
     def distribution_params(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean and clamped log standard deviation of the Gaussian before squashing."""
-        latent = self.latent_pi(self.features_extractor(obs))
+        latent = self.latent_pi(obs if self._skip_extractor else self.features_extractor(obs))
         return self.mu(latent), self.log_std(latent).clamp(LOG_STD_MIN, LOG_STD_MAX)
 
     def forward(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
@@ -364,7 +414,10 @@ class DeterministicActor(nn.Module):
     ) -> None:
         super().__init__()
         self.features_extractor = features_extractor
-        self.mu = create_mlp(features_extractor.features_dim, action_dim, net_arch, activation_fn, squash_output=True)
+        self.mu = create_mlp(
+            features_extractor.features_dim, action_dim, net_arch, activation_fn, squash_output=True
+        )
+        self._skip_extractor = is_identity_extractor(features_extractor)
 
     def forward(self, obs: Any) -> torch.Tensor:
-        return self.mu(self.features_extractor(obs))
+        return self.mu(obs if self._skip_extractor else self.features_extractor(obs))

@@ -26,6 +26,9 @@ Buffers save to ``.npz`` files (``save``/``load``) holding only arrays and a JSO
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -36,7 +39,7 @@ from gymnasium import spaces
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.spaces import action_dim, describe_space, space_from_json, space_to_json
 
-__all__ = ["ReplayBuffer", "DictReplayBuffer", "ReplaySamples"]
+__all__ = ["DictReplayBuffer", "ReplayBuffer", "ReplaySamples"]
 
 _FORMAT = 1
 _HEADER = "__lit_sb3_replay_buffer__"
@@ -66,7 +69,9 @@ def _positive_int(name: str, value: Any) -> int:
 def _obs_arrays(space: spaces.Space, rows: int, n_envs: int) -> dict[str, np.ndarray]:
     """One array per observation key (``""`` for non-Dict spaces)."""
     if isinstance(space, spaces.Dict):
-        return {key: np.zeros((rows, n_envs, *sub.shape), dtype=sub.dtype) for key, sub in space.spaces.items()}
+        return {
+            key: np.zeros((rows, n_envs, *sub.shape), dtype=sub.dtype) for key, sub in space.spaces.items()
+        }
     return {"": np.zeros((rows, n_envs, *space.shape), dtype=space.dtype)}
 
 
@@ -135,6 +140,17 @@ class ReplayBuffer:
         self.pos = 0
         self.full = False
         self.rng = np.random.default_rng(seed)
+        # Views with (row, env) flattened into one axis: sampling indexes each array once.
+        self._flat_obs = {key: a.reshape(-1, *a.shape[2:]) for key, a in self.observations.items()}
+        self._flat_next_obs = (
+            None
+            if self.next_observations is None
+            else {key: a.reshape(-1, *a.shape[2:]) for key, a in self.next_observations.items()}
+        )
+        self._flat_actions = self.actions.reshape(-1, self.action_dim)
+        self._flat_rewards = self.rewards.reshape(-1)
+        self._flat_dones = self.dones.reshape(-1)
+        self._flat_timeouts = self.timeouts.reshape(-1)
         self._n_step_offsets = np.arange(self.n_steps)
         self._n_step_discounts = (self.gamma ** np.arange(self.n_steps)).astype(np.float32)
 
@@ -215,7 +231,9 @@ class ReplayBuffer:
         if self._is_dict:
             value = {key: np.array(next_obs[key][env]) for key in self.observations}
         else:
-            value = {"": np.array(np.asarray(next_obs).reshape(self.n_envs, *self.observation_space.shape)[env])}
+            value = {
+                "": np.array(np.asarray(next_obs).reshape(self.n_envs, *self.observation_space.shape)[env])
+            }
         self._final_obs[(row, env)] = value
         self._has_final[row, env] = True
 
@@ -258,20 +276,18 @@ class ReplayBuffer:
     def _flat(self, rows: np.ndarray, envs: np.ndarray | None) -> np.ndarray:
         return rows if envs is None else rows * self.n_envs + envs
 
-    def _gather_obs(self, store: dict[str, np.ndarray], flat: np.ndarray) -> dict[str, np.ndarray]:
-        return {key: array.reshape(-1, *array.shape[2:])[flat] for key, array in store.items()}
-
     def _next_obs(self, rows: np.ndarray, envs: np.ndarray | None) -> dict[str, np.ndarray]:
-        if self.next_observations is not None:
-            return self._gather_obs(self.next_observations, self._flat(rows, envs))
-        result = self._gather_obs(self.observations, self._flat((rows + 1) % self.buffer_size, envs))
+        if self._flat_next_obs is not None:
+            flat = self._flat(rows, envs)
+            return {key: array[flat] for key, array in self._flat_next_obs.items()}
+        flat = self._flat((rows + 1) % self.buffer_size, envs)
+        result = {key: array[flat] for key, array in self._flat_obs.items()}
         assert self._has_final is not None
         env_ids = np.zeros_like(rows) if envs is None else envs
-        patched = np.flatnonzero(self._has_final[rows, env_ids])
-        for i in patched:
+        for i in np.flatnonzero(self._has_final[rows, env_ids]):
             final = self._final_obs[(int(rows[i]), int(env_ids[i]))]
-            for key in result:
-                result[key][i] = final[key]
+            for key, values in result.items():
+                values[i] = final[key]
         return result
 
     def _to_tensor(self, array: np.ndarray) -> torch.Tensor:
@@ -285,37 +301,36 @@ class ReplayBuffer:
 
     def _get_samples(self, rows: np.ndarray, envs: np.ndarray | None) -> ReplaySamples:
         flat = self._flat(rows, envs)
-        observations = self._gather_obs(self.observations, flat)
-        actions = self.actions.reshape(-1, self.action_dim)[flat]
         if self.n_steps == 1:
-            last_rows = rows
-            rewards = self.rewards.reshape(-1)[flat]
+            last_rows, last_flat = rows, flat
+            rewards = self._flat_rewards[flat]
             discounts = None
         else:
             last_rows, rewards, discounts = self._n_step_returns(rows, envs)
-        last_flat = self._flat(last_rows, envs)
-        dones = self.dones.reshape(-1)[last_flat]
+            last_flat = self._flat(last_rows, envs)
+        dones = self._flat_dones[last_flat]
         if self.handle_timeout_termination:
-            dones = dones * (1.0 - self.timeouts.reshape(-1)[last_flat])
-        next_observations = self._next_obs(last_rows, envs)
+            dones = dones - self._flat_timeouts[last_flat]  # timeouts are a subset of dones
         return ReplaySamples(
-            observations=self._obs_tensors(observations),
-            actions=self._to_tensor(actions),
-            next_observations=self._obs_tensors(next_observations),
-            dones=self._to_tensor(dones.reshape(-1, 1).astype(np.float32, copy=False)),
-            rewards=self._to_tensor(rewards.reshape(-1, 1).astype(np.float32, copy=False)),
+            observations=self._obs_tensors({key: array[flat] for key, array in self._flat_obs.items()}),
+            actions=self._to_tensor(self._flat_actions[flat]),
+            next_observations=self._obs_tensors(self._next_obs(last_rows, envs)),
+            dones=self._to_tensor(dones.reshape(-1, 1)),
+            rewards=self._to_tensor(rewards.reshape(-1, 1)),
             discounts=None if discounts is None else self._to_tensor(discounts.reshape(-1, 1)),
         )
 
-    def _n_step_returns(self, rows: np.ndarray, envs: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _n_step_returns(
+        self, rows: np.ndarray, envs: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Last row of each window, the discounted reward sums and ``gamma ** steps`` (see module doc)."""
         seq_rows = (rows[:, None] + self._n_step_offsets) % self.buffer_size  # (batch, n)
         seq_flat = seq_rows if envs is None else seq_rows * self.n_envs + envs[:, None]
         newest = (self.pos - 1) % self.buffer_size
-        ended = (self.dones.reshape(-1)[seq_flat] > 0) | (seq_rows == newest)
+        ended = (self._flat_dones[seq_flat] > 0) | (seq_rows == newest)
         last = np.where(ended.any(axis=1), ended.argmax(axis=1), self.n_steps - 1)
         within = self._n_step_offsets[None, :] <= last[:, None]
-        rewards = (self.rewards.reshape(-1)[seq_flat] * self._n_step_discounts * within).sum(axis=1)
+        rewards = (self._flat_rewards[seq_flat] * self._n_step_discounts * within).sum(axis=1)
         discounts = (self.gamma ** (last + 1)).astype(np.float32)
         return seq_rows[np.arange(len(rows)), last], rewards.astype(np.float32), discounts
 
@@ -370,7 +385,9 @@ class ReplayBuffer:
             elif group in ("actions", "rewards", "dones", "timeouts"):
                 getattr(self, group)[: len(array)] = array
         for i, (row, env) in enumerate(header.get("final_keys", [])):
-            self._final_obs[(row, env)] = {key: np.array(arrays[f"final_obs.{key}"][i]) for key in self.observations}
+            self._final_obs[(row, env)] = {
+                key: np.array(arrays[f"final_obs.{key}"][i]) for key in self.observations
+            }
             assert self._has_final is not None
             self._has_final[row, env] = True
         self.pos = int(header["pos"])
@@ -388,8 +405,11 @@ class ReplayBuffer:
                     f"{source} holds a replay buffer for {key.replace('_', ' ')} "
                     f"{describe(space_from_json(header[key]))}, not {describe(space_from_json(mine))}."
                 )
-        for key, value in (("n_envs", self.n_envs), ("rows", self.buffer_size),
-                           ("optimize_memory_usage", self.optimize_memory_usage)):  # fmt: skip
+        for key, value in (
+            ("n_envs", self.n_envs),
+            ("rows", self.buffer_size),
+            ("optimize_memory_usage", self.optimize_memory_usage),
+        ):
             if header[key] != value:
                 raise ConfigurationError(
                     f"{source} holds a replay buffer with {key}={header[key]!r}, this one has {key}={value!r}. "
@@ -403,8 +423,18 @@ class ReplayBuffer:
             target = target.with_name(target.name + ".npz")
         target.parent.mkdir(parents=True, exist_ok=True)
         header = np.frombuffer(json.dumps(self._header()).encode(), dtype=np.uint8)
-        with open(target, "wb") as handle:
-            np.savez(handle, **{_HEADER: header}, **self._arrays())
+        # Write beside the target and rename into place: a failed save (full disk, interrupt) keeps the
+        # previous file as it was and leaves no partial file behind.
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                np.savez(handle, **{_HEADER: header}, **self._arrays())
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp_name, target)
+        except BaseException:
+            Path(tmp_name).unlink(missing_ok=True)
+            raise
         return target
 
     @classmethod
@@ -419,10 +449,12 @@ class ReplayBuffer:
             with np.load(source, allow_pickle=False) as data:
                 header = json.loads(bytes(data[_HEADER]).decode())
                 arrays = {name: data[name] for name in data.files if name != _HEADER}
-        except (KeyError, ValueError, OSError) as exc:
+        except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
             raise ConfigurationError(f"{str(path)!r} is not a lit-sb3 replay buffer file ({exc}).") from None
         if header.get("format", 0) > _FORMAT:
-            raise ConfigurationError(f"{str(path)!r} uses a newer replay buffer format; upgrade lit-sb3-core.")
+            raise ConfigurationError(
+                f"{str(path)!r} uses a newer replay buffer format; upgrade lit-sb3-core."
+            )
         buffer = cls(
             header["buffer_size"],
             space_from_json(header["observation_space"]),

@@ -1,0 +1,233 @@
+"""Deep Q-Network.
+
+Mnih et al., "Playing Atari with Deep Reinforcement Learning", 2013, https://arxiv.org/abs/1312.5602, and
+"Human-level control through deep reinforcement learning", Nature 2015,
+https://www.nature.com/articles/nature14236
+
+The agent acts epsilon-greedily with respect to ``Q(s, .)`` (epsilon decays linearly from
+``exploration_initial_eps`` to ``exploration_final_eps`` over the first ``exploration_fraction`` of the
+budget) and regresses ``Q(s, a)`` onto the one-step (or n-step) target
+
+    y = r + (1 - done) * gamma * max_a' Q_target(s', a')
+
+with the Huber loss, clipping gradients by norm. The target network is copied from the online one every
+``target_update_interval`` environment steps. Defaults and logged metrics are Stable-Baselines3's DQN.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from gymnasium import spaces
+
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.off_policy import OffPolicyAlgorithm, TrainFreq
+from lit_sb3_core.off_policy_policies import update_target
+from lit_sb3_core.schedules import Schedule
+from lit_sb3_core.spaces import obs_to_tensor
+from lit_sb3_dqn.hyperparams import TUNED
+from lit_sb3_dqn.policies import DQN_POLICY_ALIASES
+
+__all__ = ["DQN", "linear_epsilon"]
+
+
+def linear_epsilon(initial: float, final: float, fraction: float, progress_remaining: float) -> float:
+    """``initial`` to ``final`` linearly over the first ``fraction`` of training, then ``final``."""
+    progress = 1.0 - progress_remaining
+    if fraction <= 0 or progress > fraction:
+        return final
+    return initial + progress * (final - initial) / fraction
+
+
+class DQN(OffPolicyAlgorithm):
+    """Deep Q-Network with a target network, epsilon-greedy exploration and the Huber loss.
+
+    Args:
+        policy: ``"MlpPolicy"``, ``"CnnPolicy"``, ``"MultiInputPolicy"`` or a policy class / import path.
+        env: optional environment (id, Env, factory, VectorEnv) to build the policy and ``learn`` on.
+        learning_rate: Adam step size: number, ``"lin_<start>"`` or callable of progress remaining.
+        buffer_size: replay buffer capacity (transitions).
+        learning_starts: random-action steps before learning starts.
+        batch_size: minibatch size of each gradient step.
+        tau: target update coefficient; 1 (the default) copies the online network.
+        gamma: discount factor.
+        train_freq: update every ``n`` environment steps, or ``(n, "step" | "episode")``.
+        gradient_steps: gradient steps after each ``train_freq`` chunk (-1: as many as steps collected).
+        replay_buffer_class / replay_buffer_kwargs: buffer class (name, path or class) and its arguments.
+        optimize_memory_usage: store each observation once in the replay buffer.
+        n_steps: n-step returns (1: one-step TD targets).
+        target_update_interval: environment steps between target network updates.
+        exploration_fraction: fraction of the budget over which epsilon decays.
+        exploration_initial_eps: epsilon at the start.
+        exploration_final_eps: epsilon after the decay.
+        max_grad_norm: gradient clipping by global norm.
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        tensorboard_log: folder for ``learn``'s TensorBoard logs.
+        policy_kwargs: arguments of the policy (``net_arch``, ``activation_fn``, ...).
+        verbose: 1 prints the metrics when they are logged.
+        seed: random seed for python, numpy, torch, the environments and the buffer.
+        device: accelerator for ``learn``.
+        checkpoint_replay_buffer: keep the replay buffer in Lightning checkpoints.
+    """
+
+    algo_name: ClassVar[str] = "dqn"
+    policy_aliases: ClassVar[dict[str, Any]] = DQN_POLICY_ALIASES
+    tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
+    supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Discrete,)
+
+    def __init__(
+        self,
+        policy: Any = "MlpPolicy",
+        env: Any = None,
+        learning_rate: float | str | Schedule = 1e-4,
+        buffer_size: int = 1_000_000,
+        learning_starts: int = 100,
+        batch_size: int = 32,
+        tau: float = 1.0,
+        gamma: float = 0.99,
+        train_freq: int | TrainFreq | list[Any] = 4,
+        gradient_steps: int = 1,
+        replay_buffer_class: Any = None,
+        replay_buffer_kwargs: dict[str, Any] | None = None,
+        optimize_memory_usage: bool = False,
+        n_steps: int = 1,
+        target_update_interval: int = 10_000,
+        exploration_fraction: float = 0.1,
+        exploration_initial_eps: float = 1.0,
+        exploration_final_eps: float = 0.05,
+        max_grad_norm: float = 10,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: str = "auto",
+        checkpoint_replay_buffer: bool = False,
+    ) -> None:
+        if (
+            isinstance(target_update_interval, bool)
+            or not isinstance(target_update_interval, int)
+            or target_update_interval < 1
+        ):
+            raise ConfigurationError(
+                f"{type(self).__name__} target_update_interval must be a positive integer (environment steps), "
+                f"got {target_update_interval!r}."
+            )
+        for name, value in (
+            ("exploration_fraction", exploration_fraction),
+            ("exploration_initial_eps", exploration_initial_eps),
+            ("exploration_final_eps", exploration_final_eps),
+        ):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise ConfigurationError(
+                    f"{type(self).__name__} {name} must be a number in [0, 1], got {value!r}."
+                )
+        if max_grad_norm is not None and not max_grad_norm > 0:
+            raise ConfigurationError(
+                f"{type(self).__name__} max_grad_norm must be positive or None, got {max_grad_norm!r}."
+            )
+        self.target_update_interval = target_update_interval
+        self.exploration_fraction = float(exploration_fraction)
+        self.exploration_initial_eps = float(exploration_initial_eps)
+        self.exploration_final_eps = float(exploration_final_eps)
+        self.max_grad_norm = max_grad_norm
+        self.exploration_rate = 0.0
+        super().__init__(
+            policy=policy,
+            env=env,
+            learning_rate=learning_rate,
+            buffer_size=buffer_size,
+            learning_starts=learning_starts,
+            batch_size=batch_size,
+            tau=tau,
+            gamma=gamma,
+            train_freq=train_freq,
+            gradient_steps=gradient_steps,
+            action_noise=None,
+            replay_buffer_class=replay_buffer_class,
+            replay_buffer_kwargs=replay_buffer_kwargs,
+            optimize_memory_usage=optimize_memory_usage,
+            n_steps=n_steps,
+            policy_kwargs=policy_kwargs,
+            stats_window_size=stats_window_size,
+            tensorboard_log=tensorboard_log,
+            verbose=verbose,
+            seed=seed,
+            device=device,
+            checkpoint_replay_buffer=checkpoint_replay_buffer,
+        )
+        self.hparams.pop("action_noise", None)  # DQN has no action noise
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return self.make_optimizer(self._require_policy().q_net.parameters())  # type: ignore[union-attr]
+
+    def on_fit_start(self) -> None:
+        super().on_fit_start()
+        # With several envs each vector step is n_envs transitions (SB3's rule).
+        self._target_every = max(self.target_update_interval // self.n_envs, 1)
+        self.exploration_rate = self._epsilon()
+
+    def _epsilon(self) -> float:
+        return linear_epsilon(
+            self.exploration_initial_eps,
+            self.exploration_final_eps,
+            self.exploration_fraction,
+            self._progress_remaining,
+        )
+
+    # collection -----------------------------------------------------------------------------------------
+    def on_env_step(self) -> None:
+        if self._n_calls % self._target_every == 0:
+            policy = self.policy
+            update_target(policy.q_net, policy.q_net_target, self.tau)  # type: ignore[union-attr]
+        self.exploration_rate = self._epsilon()
+
+    def explore(self, obs: Any) -> np.ndarray:
+        """Epsilon-greedy: one draw decides for all environments of the step, as in SB3."""
+        assert self._rng is not None and self._env is not None
+        if self._rng.random() < self.exploration_rate:
+            start = int(self.action_space.start)  # type: ignore[union-attr]
+            return np.asarray(self._env.action_space.sample()) - start
+        return self.policy(obs_to_tensor(obs, self.device)).cpu().numpy()  # type: ignore[misc]
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+    ) -> tuple[np.ndarray, Any]:
+        """Greedy actions, or (``deterministic=False``) epsilon-greedy at the current exploration rate."""
+        if not deterministic and np.random.rand() < self.exploration_rate:
+            assert self.action_space is not None
+            _, single = self._batch_observation(observation)
+            if single:
+                return np.asarray(self.action_space.sample()), state
+            first = next(iter(observation.values())) if isinstance(observation, dict) else observation
+            return np.array([self.action_space.sample() for _ in range(len(first))]), state
+        return super().predict(observation, state, episode_start, deterministic)
+
+    # learning -------------------------------------------------------------------------------------------
+    def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
+        policy, buffer = self.policy, self.replay_buffer
+        assert policy is not None and buffer is not None
+        optimizer = self.optimizers()
+        self.update_learning_rate(optimizer)
+        q_net, q_net_target, preprocess = policy.q_net, policy.q_net_target, policy.preprocess
+        for _ in range(gradient_steps):
+            data = buffer.sample(batch_size)
+            discounts = data.discounts if data.discounts is not None else self.gamma
+            with torch.no_grad():
+                next_q = q_net_target(preprocess(data.next_observations)).amax(dim=1, keepdim=True)
+                target_q = data.rewards + (1.0 - data.dones) * discounts * next_q
+            current_q = q_net(preprocess(data.observations)).gather(1, data.actions.long())
+            loss = F.smooth_l1_loss(current_q, target_q)
+            self.optimizer_step(optimizer, loss, self.max_grad_norm)
+            self.record("loss", loss)
+        self._n_updates += gradient_steps
+
+    def collect_metrics(self) -> dict[str, float]:
+        return {**super().collect_metrics(), "rollout/exploration_rate": self.exploration_rate}

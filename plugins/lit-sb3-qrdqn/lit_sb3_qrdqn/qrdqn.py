@@ -1,0 +1,189 @@
+"""Quantile Regression DQN.
+
+Dabney et al., "Distributional Reinforcement Learning with Quantile Regression", AAAI 2018,
+https://arxiv.org/abs/1710.10044
+
+DQN with a distribution over returns instead of its mean: the network outputs ``n_quantiles`` values
+per action, the quantiles at the midpoints ``tau_i = (i + 0.5) / n_quantiles``. The greedy action
+maximises the mean of the quantiles; its next-state quantiles, discounted and shifted by the reward,
+are the targets of every current quantile under the quantile Huber loss (summed over quantiles). The
+exploration schedule, target updates and the rest of the loop are DQN's; defaults and logged metrics
+are sb3-contrib's QR-DQN.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import torch
+from lit_sb3_dqn.dqn import DQN
+
+from lit_sb3_core.off_policy import TrainFreq
+from lit_sb3_core.schedules import Schedule
+from lit_sb3_qrdqn.hyperparams import TUNED
+from lit_sb3_qrdqn.policies import QRDQN_POLICY_ALIASES
+
+__all__ = ["QRDQN", "quantile_huber_loss"]
+
+
+def quantile_huber_loss(
+    current_quantiles: torch.Tensor,
+    target_quantiles: torch.Tensor,
+    cum_prob: torch.Tensor | None = None,
+    sum_over_quantiles: bool = True,
+) -> torch.Tensor:
+    """The quantile regression loss with a Huber kernel (kappa = 1) of QR-DQN and TQC.
+
+    Args:
+        current_quantiles: ``(batch, n_quantiles)`` or ``(batch, n_critics, n_quantiles)``.
+        target_quantiles: ``(batch, n_target)``, ``(batch, 1, n_target)`` or ``(batch, n_critics, n_target)``.
+        cum_prob: quantile levels, broadcastable to the pairwise differences; default the midpoints.
+        sum_over_quantiles: sum over the current quantiles (as in the paper), then average; else average all.
+    """
+    if current_quantiles.ndim != target_quantiles.ndim:
+        raise ValueError(
+            f"current_quantiles has {current_quantiles.ndim} dimensions but target_quantiles has "
+            f"{target_quantiles.ndim}: they must match."
+        )
+    if current_quantiles.ndim not in (2, 3):
+        raise ValueError(f"current_quantiles must have 2 or 3 dimensions, got {current_quantiles.ndim}.")
+    if cum_prob is None:
+        n_quantiles = current_quantiles.shape[-1]
+        cum_prob = (
+            torch.arange(n_quantiles, device=current_quantiles.device, dtype=torch.float32) + 0.5
+        ) / n_quantiles
+        cum_prob = cum_prob.view(*([1] * (current_quantiles.ndim - 1)), -1, 1)
+    # (..., n_quantiles, n_target): every target against every current quantile.
+    delta = target_quantiles.unsqueeze(-2) - current_quantiles.unsqueeze(-1)
+    abs_delta = delta.abs()
+    huber = torch.where(abs_delta > 1, abs_delta - 0.5, 0.5 * delta.square())
+    loss = (cum_prob - (delta.detach() < 0).float()).abs() * huber
+    return loss.sum(dim=-2).mean() if sum_over_quantiles else loss.mean()
+
+
+class QRDQN(DQN):
+    """Quantile Regression DQN (sb3-contrib defaults).
+
+    Args:
+        policy: ``"MlpPolicy"``, ``"CnnPolicy"``, ``"MultiInputPolicy"`` or a policy class / import path;
+            ``policy_kwargs={"n_quantiles": 200}`` sets the number of quantiles.
+        env: optional environment (id, Env, factory, VectorEnv) to build the policy and ``learn`` on.
+        learning_rate: Adam step size (its ``eps`` defaults to ``0.01 / batch_size``, as in the paper).
+        buffer_size: replay buffer capacity (transitions).
+        learning_starts: random-action steps before learning starts.
+        batch_size: minibatch size of each gradient step.
+        tau: target update coefficient; 1 copies the online network.
+        gamma: discount factor.
+        train_freq: update every ``n`` environment steps, or ``(n, "step" | "episode")``.
+        gradient_steps: gradient steps after each ``train_freq`` chunk (-1: as many as steps collected).
+        replay_buffer_class / replay_buffer_kwargs: buffer class (name, path or class) and its arguments.
+        optimize_memory_usage: store each observation once in the replay buffer.
+        n_steps: n-step returns (1: one-step TD targets).
+        target_update_interval: environment steps between target network updates.
+        exploration_fraction: fraction of the budget over which epsilon decays.
+        exploration_initial_eps: epsilon at the start.
+        exploration_final_eps: epsilon after the decay.
+        max_grad_norm: gradient clipping by global norm; None (the default) does not clip.
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        tensorboard_log: folder for ``learn``'s TensorBoard logs.
+        policy_kwargs: arguments of the policy (``n_quantiles``, ``net_arch``, ...).
+        verbose: 1 prints the metrics when they are logged.
+        seed: random seed for python, numpy, torch, the environments and the buffer.
+        device: accelerator for ``learn``.
+        checkpoint_replay_buffer: keep the replay buffer in Lightning checkpoints.
+    """
+
+    algo_name: ClassVar[str] = "qrdqn"
+    policy_aliases: ClassVar[dict[str, Any]] = QRDQN_POLICY_ALIASES
+    tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
+
+    def __init__(
+        self,
+        policy: Any = "MlpPolicy",
+        env: Any = None,
+        learning_rate: float | str | Schedule = 5e-5,
+        buffer_size: int = 1_000_000,
+        learning_starts: int = 100,
+        batch_size: int = 32,
+        tau: float = 1.0,
+        gamma: float = 0.99,
+        train_freq: int | TrainFreq | list[Any] = 4,
+        gradient_steps: int = 1,
+        replay_buffer_class: Any = None,
+        replay_buffer_kwargs: dict[str, Any] | None = None,
+        optimize_memory_usage: bool = False,
+        n_steps: int = 1,
+        target_update_interval: int = 10_000,
+        exploration_fraction: float = 0.005,
+        exploration_initial_eps: float = 1.0,
+        exploration_final_eps: float = 0.01,
+        max_grad_norm: float | None = None,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: str = "auto",
+        checkpoint_replay_buffer: bool = False,
+    ) -> None:
+        super().__init__(
+            policy=policy,
+            env=env,
+            learning_rate=learning_rate,
+            buffer_size=buffer_size,
+            learning_starts=learning_starts,
+            batch_size=batch_size,
+            tau=tau,
+            gamma=gamma,
+            train_freq=train_freq,
+            gradient_steps=gradient_steps,
+            replay_buffer_class=replay_buffer_class,
+            replay_buffer_kwargs=replay_buffer_kwargs,
+            optimize_memory_usage=optimize_memory_usage,
+            n_steps=n_steps,
+            target_update_interval=target_update_interval,
+            exploration_fraction=exploration_fraction,
+            exploration_initial_eps=exploration_initial_eps,
+            exploration_final_eps=exploration_final_eps,
+            max_grad_norm=max_grad_norm,
+            stats_window_size=stats_window_size,
+            tensorboard_log=tensorboard_log,
+            policy_kwargs=policy_kwargs,
+            verbose=verbose,
+            seed=seed,
+            device=device,
+            checkpoint_replay_buffer=checkpoint_replay_buffer,
+        )
+
+    def make_policy(
+        self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
+    ) -> torch.nn.Module:
+        """Adam with ``eps = 0.01 / batch_size`` (the QR-DQN paper's) unless an optimizer is configured."""
+        kwargs = dict(policy_kwargs)
+        if "optimizer_class" not in kwargs and "optimizer_kwargs" not in kwargs:
+            kwargs["optimizer_kwargs"] = {"eps": 0.01 / self.batch_size}
+        return super().make_policy(policy_cls, kwargs)
+
+    def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
+        policy, buffer = self.policy, self.replay_buffer
+        assert policy is not None and buffer is not None
+        optimizer = self.optimizers()
+        self.update_learning_rate(optimizer)
+        quantile_net, quantile_target, preprocess = policy.q_net, policy.q_net_target, policy.preprocess
+        n_quantiles = policy.n_quantiles
+        for _ in range(gradient_steps):
+            data = buffer.sample(batch_size)
+            discounts = data.discounts if data.discounts is not None else self.gamma
+            with torch.no_grad():
+                next_quantiles = quantile_target(
+                    preprocess(data.next_observations)
+                )  # (batch, quantiles, actions)
+                greedy = next_quantiles.mean(dim=1, keepdim=True).argmax(dim=2, keepdim=True)
+                next_quantiles = next_quantiles.gather(2, greedy.expand(-1, n_quantiles, 1)).squeeze(2)
+                target_quantiles = data.rewards + (1.0 - data.dones) * discounts * next_quantiles
+            actions = data.actions.long().unsqueeze(1).expand(-1, n_quantiles, 1)
+            current_quantiles = quantile_net(preprocess(data.observations)).gather(2, actions).squeeze(2)
+            loss = quantile_huber_loss(current_quantiles, target_quantiles, sum_over_quantiles=True)
+            self.optimizer_step(optimizer, loss, self.max_grad_norm)
+            self.record("loss", loss)
+        self._n_updates += gradient_steps

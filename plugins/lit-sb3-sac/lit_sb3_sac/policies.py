@@ -1,0 +1,126 @@
+"""SAC policies: a squashed-Gaussian actor, ``n_critics`` Q networks and their targets (SB3's layout)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import nn
+
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.off_policy_policies import (
+    ContinuousCritic,
+    OffPolicyNetArch,
+    OffPolicyPolicy,
+    SquashedGaussianActor,
+    actor_critic_arch,
+)
+from lit_sb3_core.policies import resolve_class
+from lit_sb3_core.spaces import describe_space
+from lit_sb3_core.torch_layers import CombinedExtractor, FlattenExtractor, NatureCNN
+
+__all__ = ["SAC_POLICY_ALIASES", "CnnPolicy", "MultiInputPolicy", "SACPolicy"]
+
+
+class SACPolicy(OffPolicyPolicy):
+    """Actor ``actor``, critic ``critic`` and target critic ``critic_target``.
+
+    Args:
+        observation_space / action_space: the environment's spaces; actions must be a bounded Box.
+        net_arch: hidden sizes, a list for actor and critics or ``dict(pi=[...], qf=[...])``.
+            Default ``[256, 256]``.
+        activation_fn: activation class or name. Default ReLU.
+        use_sde / log_std_init / use_expln / clip_mean: generalized State-Dependent Exploration settings
+            (gSDE is not available yet; ``log_std_init`` and friends only apply to it, as in SB3).
+        features_extractor_class / features_extractor_kwargs / normalize_images: see ``OffPolicyPolicy``.
+        optimizer_class / optimizer_kwargs: optimizer of the actor and of the critic (Adam by default).
+        n_critics: number of Q networks (the target takes their minimum).
+        share_features_extractor: the critic uses the actor's features extractor (trained by the actor
+            loss only).
+    """
+
+    def __init__(
+        self,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        net_arch: OffPolicyNetArch = None,
+        activation_fn: Any = nn.ReLU,
+        use_sde: bool = False,
+        log_std_init: float = -3,
+        use_expln: bool = False,
+        clip_mean: float = 2.0,
+        features_extractor_class: Any = FlattenExtractor,
+        features_extractor_kwargs: dict[str, Any] | None = None,
+        normalize_images: bool = True,
+        optimizer_class: Any = torch.optim.Adam,
+        optimizer_kwargs: dict[str, Any] | None = None,
+        n_critics: int = 2,
+        share_features_extractor: bool = False,
+    ) -> None:
+        if use_sde:
+            raise ConfigurationError(
+                "SAC(use_sde=True): gSDE is not available in lit-sb3 yet; use the default Gaussian "
+                "exploration."
+            )
+        if not isinstance(action_space, spaces.Box):
+            raise ConfigurationError(
+                f"{type(self).__name__} needs Box actions, got {describe_space(action_space)}."
+            )
+        super().__init__(
+            observation_space,
+            action_space,
+            features_extractor_class=features_extractor_class,
+            features_extractor_kwargs=features_extractor_kwargs,
+            normalize_images=normalize_images,
+            optimizer_class=optimizer_class,
+            optimizer_kwargs=optimizer_kwargs,
+            squash_output=True,
+        )
+        self.log_std_init, self.use_expln, self.clip_mean = log_std_init, use_expln, clip_mean
+        self.share_features_extractor = share_features_extractor
+        actor_arch, critic_arch = actor_critic_arch(net_arch, [256, 256])
+        activation = resolve_class(activation_fn, "activation_fn")
+        action_dim = int(np.prod(action_space.shape))
+        self.actor = SquashedGaussianActor(self.make_features_extractor(), action_dim, actor_arch, activation)
+        critic_extractor = (
+            self.actor.features_extractor if share_features_extractor else self.make_features_extractor()
+        )
+        self.critic = ContinuousCritic(
+            critic_extractor, action_dim, critic_arch, activation, n_critics, share_features_extractor
+        )
+        self.critic_target = self.critic.make_target()
+
+    def train(self, mode: bool = True) -> SACPolicy:
+        """Switch actor and critic; the target critic always stays in eval mode (as in SB3)."""
+        super().train(mode)
+        self.critic_target.train(False)
+        return self
+
+    def forward(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
+        """Actions in [-1, 1]: tanh of the mean (deterministic) or of a Gaussian sample."""
+        return self.actor(self.preprocess(obs), deterministic)
+
+
+class CnnPolicy(SACPolicy):
+    """``SACPolicy`` with the NatureCNN features extractor, for image observations."""
+
+    def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, **kwargs: Any) -> None:
+        kwargs.setdefault("features_extractor_class", NatureCNN)
+        super().__init__(observation_space, action_space, **kwargs)
+
+
+class MultiInputPolicy(SACPolicy):
+    """``SACPolicy`` with the CombinedExtractor, for Dict observations."""
+
+    def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, **kwargs: Any) -> None:
+        kwargs.setdefault("features_extractor_class", CombinedExtractor)
+        super().__init__(observation_space, action_space, **kwargs)
+
+
+SAC_POLICY_ALIASES: dict[str, Any] = {
+    "MlpPolicy": SACPolicy,
+    "CnnPolicy": CnnPolicy,
+    "MultiInputPolicy": MultiInputPolicy,
+}

@@ -1,0 +1,258 @@
+"""Soft Actor-Critic.
+
+Haarnoja et al., "Soft Actor-Critic: Off-Policy Maximum Entropy Deep Reinforcement Learning with a
+Stochastic Actor", 2018, https://arxiv.org/abs/1801.01290, and "Soft Actor-Critic Algorithms and
+Applications", 2018, https://arxiv.org/abs/1812.05905 (automatic entropy temperature).
+
+Each gradient step, on a minibatch ``(s, a, r, s')``:
+
+1. temperature (``ent_coef="auto"``): minimise ``-log(alpha) * (log pi(a~|s) + target_entropy)``;
+2. critics: regress every ``Q_i(s, a)`` onto
+   ``y = r + (1 - done) * gamma * (min_j Q_target_j(s', a') - alpha * log pi(a'|s'))``, ``a' ~ pi(s')``;
+3. actor: minimise ``alpha * log pi(a~|s) - min_i Q_i(s, a~)`` through the reparameterised sample ``a~``
+   (gradients flow into the actor only; the critics' weight gradients are never computed);
+4. every ``target_update_interval`` steps, Polyak-average the critics into their targets.
+
+Defaults, the order of the updates and logged metrics are Stable-Baselines3's SAC.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from gymnasium import spaces
+
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.noise import ActionNoise
+from lit_sb3_core.off_policy import OffPolicyAlgorithm, TrainFreq
+from lit_sb3_core.off_policy_policies import update_target
+from lit_sb3_core.schedules import Schedule
+from lit_sb3_sac.hyperparams import TUNED
+from lit_sb3_sac.policies import SAC_POLICY_ALIASES
+
+__all__ = ["SAC", "parse_ent_coef"]
+
+
+def parse_ent_coef(ent_coef: Any) -> tuple[bool, float]:
+    """``"auto"`` / ``"auto_0.1"`` -> (learned, initial value); a number -> (fixed, value)."""
+    if isinstance(ent_coef, str):
+        if ent_coef == "auto":
+            return True, 1.0
+        if ent_coef.startswith("auto_"):
+            try:
+                value = float(ent_coef[5:])
+            except ValueError:
+                value = float("nan")
+            if value > 0:
+                return True, value
+        raise ConfigurationError(
+            f"ent_coef={ent_coef!r} is not valid: use 'auto' (learned, starting at 1), 'auto_<initial value>' "
+            "such as 'auto_0.1', or a fixed non-negative number."
+        )
+    if isinstance(ent_coef, bool) or not isinstance(ent_coef, (int, float)) or not ent_coef >= 0:
+        raise ConfigurationError(
+            f"ent_coef must be 'auto', 'auto_<value>' or a non-negative number, got {ent_coef!r}."
+        )
+    return False, float(ent_coef)
+
+
+class SAC(OffPolicyAlgorithm):
+    """Soft Actor-Critic with clipped double-Q critics and an automatically tuned entropy temperature.
+
+    Args:
+        policy: ``"MlpPolicy"``, ``"CnnPolicy"``, ``"MultiInputPolicy"`` or a policy class / import path.
+        env: optional environment (id, Env, factory, VectorEnv) to build the policy and ``learn`` on.
+        learning_rate: Adam step size of actor, critics and temperature (number, ``"lin_<start>"``, callable).
+        buffer_size: replay buffer capacity (transitions).
+        learning_starts: random-action steps before learning starts.
+        batch_size: minibatch size of each gradient step.
+        tau: Polyak coefficient of the target critics.
+        gamma: discount factor.
+        train_freq: update every ``n`` environment steps, or ``(n, "step" | "episode")``.
+        gradient_steps: gradient steps after each ``train_freq`` chunk (-1: as many as steps collected).
+        action_noise: optional extra exploration noise (an ``ActionNoise`` or a spec dict).
+        replay_buffer_class / replay_buffer_kwargs: buffer class (name, path or class) and its arguments.
+        optimize_memory_usage: store each observation once in the replay buffer.
+        n_steps: n-step returns (1: one-step TD targets).
+        ent_coef: entropy temperature alpha: ``"auto"`` (learned from 1), ``"auto_<init>"`` or a fixed number.
+        target_update_interval: gradient steps between target updates.
+        target_entropy: entropy the temperature steers toward; ``"auto"`` is ``-dim(A)``.
+        use_sde / sde_sample_freq / use_sde_at_warmup: gSDE (not available yet).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        tensorboard_log: folder for ``learn``'s TensorBoard logs.
+        policy_kwargs: arguments of the policy (``net_arch``, ``n_critics``, ``activation_fn``, ...).
+        verbose: 1 prints the metrics when they are logged.
+        seed: random seed for python, numpy, torch, the environments and the buffer.
+        device: accelerator for ``learn``.
+        checkpoint_replay_buffer: keep the replay buffer in Lightning checkpoints.
+    """
+
+    algo_name: ClassVar[str] = "sac"
+    policy_aliases: ClassVar[dict[str, Any]] = SAC_POLICY_ALIASES
+    tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
+    supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box,)
+
+    def __init__(
+        self,
+        policy: Any = "MlpPolicy",
+        env: Any = None,
+        learning_rate: float | str | Schedule = 3e-4,
+        buffer_size: int = 1_000_000,
+        learning_starts: int = 100,
+        batch_size: int = 256,
+        tau: float = 0.005,
+        gamma: float = 0.99,
+        train_freq: int | TrainFreq | list[Any] = 1,
+        gradient_steps: int = 1,
+        action_noise: ActionNoise | dict[str, Any] | None = None,
+        replay_buffer_class: Any = None,
+        replay_buffer_kwargs: dict[str, Any] | None = None,
+        optimize_memory_usage: bool = False,
+        n_steps: int = 1,
+        ent_coef: str | float = "auto",
+        target_update_interval: int = 1,
+        target_entropy: str | float = "auto",
+        use_sde: bool = False,
+        sde_sample_freq: int = -1,
+        use_sde_at_warmup: bool = False,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: str = "auto",
+        checkpoint_replay_buffer: bool = False,
+    ) -> None:
+        if use_sde or use_sde_at_warmup:
+            raise ConfigurationError(
+                "SAC(use_sde=True): gSDE is not available in lit-sb3 yet; use the default Gaussian "
+                "exploration."
+            )
+        self.learn_ent_coef, self.ent_coef_init = parse_ent_coef(ent_coef)
+        if target_entropy != "auto" and (
+            isinstance(target_entropy, bool) or not isinstance(target_entropy, (int, float))
+        ):
+            raise ConfigurationError(f"target_entropy must be 'auto' or a number, got {target_entropy!r}.")
+        if (
+            isinstance(target_update_interval, bool)
+            or not isinstance(target_update_interval, int)
+            or target_update_interval < 1
+        ):
+            raise ConfigurationError(
+                f"target_update_interval must be a positive integer, got {target_update_interval!r}."
+            )
+        self.ent_coef = ent_coef
+        self.target_update_interval = target_update_interval
+        self.target_entropy: Any = target_entropy
+        super().__init__(
+            policy=policy,
+            env=env,
+            learning_rate=learning_rate,
+            buffer_size=buffer_size,
+            learning_starts=learning_starts,
+            batch_size=batch_size,
+            tau=tau,
+            gamma=gamma,
+            train_freq=train_freq,
+            gradient_steps=gradient_steps,
+            action_noise=action_noise,
+            replay_buffer_class=replay_buffer_class,
+            replay_buffer_kwargs=replay_buffer_kwargs,
+            optimize_memory_usage=optimize_memory_usage,
+            n_steps=n_steps,
+            policy_kwargs=policy_kwargs,
+            stats_window_size=stats_window_size,
+            tensorboard_log=tensorboard_log,
+            verbose=verbose,
+            seed=seed,
+            device=device,
+            checkpoint_replay_buffer=checkpoint_replay_buffer,
+        )
+
+    def _setup_model(self) -> None:
+        """Target entropy from the action size; the learned log-temperature lives in the policy's weights."""
+        assert self.action_space is not None and self.policy is not None
+        if self.hparams.get("target_entropy", self.target_entropy) == "auto":
+            self.target_entropy = float(-np.prod(self.action_space.shape))
+        else:
+            self.target_entropy = float(self.hparams.get("target_entropy", self.target_entropy))
+        if self.learn_ent_coef:
+            # Optimising log(alpha) keeps alpha positive (softlearning issue 37).
+            initial = torch.log(torch.full((1,), self.ent_coef_init))
+            self.policy.log_ent_coef = torch.nn.Parameter(initial)
+
+    def configure_optimizers(self) -> list[torch.optim.Optimizer]:
+        policy = self._require_policy()
+        optimizers = [
+            self.make_optimizer(policy.actor.parameters()),
+            self.make_optimizer(policy.critic.parameters()),
+        ]
+        if self.learn_ent_coef:
+            fused = self.device.type in ("cpu", "cuda")
+            optimizers.append(torch.optim.Adam([policy.log_ent_coef], lr=self.lr_schedule(1.0), fused=fused))
+        return optimizers
+
+    def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
+        policy, buffer = self.policy, self.replay_buffer
+        assert policy is not None and buffer is not None
+        optimizers = self.optimizers()
+        actor_optimizer, critic_optimizer = optimizers[0], optimizers[1]
+        ent_coef_optimizer = optimizers[2] if self.learn_ent_coef else None
+        self.update_learning_rate(optimizers)
+        actor, critic, critic_target, preprocess = (
+            policy.actor,
+            policy.critic,
+            policy.critic_target,
+            policy.preprocess,
+        )
+        actor_params = list(actor.parameters())
+        log_ent_coef = policy.log_ent_coef if self.learn_ent_coef else None
+        target_entropy = self.target_entropy
+        for step in range(gradient_steps):
+            data = buffer.sample(batch_size)
+            discounts = data.discounts if data.discounts is not None else self.gamma
+            observations = preprocess(data.observations)
+            next_observations = preprocess(data.next_observations)
+            actions_pi, log_prob = actor.action_log_prob(observations)
+            log_prob = log_prob.reshape(-1, 1)
+
+            if ent_coef_optimizer is not None:
+                # Detached so that only the temperature loss moves log(alpha) (softlearning issue 60).
+                ent_coef: torch.Tensor | float = torch.exp(log_ent_coef.detach())
+                ent_coef_loss = -(log_ent_coef * (log_prob + target_entropy).detach()).mean()
+                self.optimizer_step(ent_coef_optimizer, ent_coef_loss)
+                self.record("ent_coef_loss", ent_coef_loss)
+                self.record("ent_coef", ent_coef)
+            else:
+                ent_coef = self.ent_coef_init
+
+            with torch.no_grad():
+                next_actions, next_log_prob = actor.action_log_prob(next_observations)
+                next_q = torch.cat(critic_target(next_observations, next_actions), dim=1).amin(
+                    dim=1, keepdim=True
+                )
+                next_q = next_q - ent_coef * next_log_prob.reshape(-1, 1)
+                target_q = data.rewards + (1.0 - data.dones) * discounts * next_q
+
+            current_q = critic(observations, data.actions)
+            critic_loss = 0.5 * sum(F.mse_loss(q, target_q) for q in current_q)
+            self.optimizer_step(critic_optimizer, critic_loss)
+
+            q_pi = torch.cat(critic(observations, actions_pi), dim=1).amin(dim=1, keepdim=True)
+            actor_loss = (ent_coef * log_prob - q_pi).mean()
+            self.optimizer_step(actor_optimizer, actor_loss, inputs=actor_params)
+            self.record("critic_loss", critic_loss)
+            self.record("actor_loss", actor_loss)
+
+            if step % self.target_update_interval == 0:
+                update_target(critic, critic_target, self.tau)
+        self._n_updates += gradient_steps
+
+    def collect_metrics(self) -> dict[str, float]:
+        metrics = super().collect_metrics()
+        if not self.learn_ent_coef and self._n_updates:
+            metrics["train/ent_coef"] = self.ent_coef_init
+        return metrics

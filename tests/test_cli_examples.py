@@ -22,7 +22,7 @@ def run_example(name: str, tmp_path: Path, child_env: dict[str, str], *args: str
 
 
 def test_every_example_is_tested() -> None:
-    tested = {"ppo_cartpole.py", "custom_policy.py", "checkpoint_resume.py", "ddp_cartpole.py"}
+    tested = {"ppo_cartpole.py", "custom_policy.py", "checkpoint_resume.py", "ddp_cartpole.py", "sac_pendulum.py"}
     assert {path.name for path in EXAMPLES.glob("*.py")} <= tested
 
 
@@ -52,3 +52,10 @@ def test_checkpoint_resume(tmp_path: Path, child_env: dict[str, str]) -> None:
 def test_ddp_cartpole(tmp_path: Path, child_env: dict[str, str]) -> None:
     out = run_example("ddp_cartpole.py", tmp_path, child_env, "--steps", "2048")
     assert re.search(r"2 processes, 2048 steps: mean_reward=[\d.]+", out), out
+
+
+def test_sac_pendulum(tmp_path: Path, child_env: dict[str, str]) -> None:
+    out = run_example("sac_pendulum.py", tmp_path, child_env, "--steps", "400")
+    assert re.search(r"after 400 steps: mean_reward=-[\d.]+ \+/- [\d.]+", out), out
+    assert re.search(r"best model \(at \d+ steps\): evaluation mean -[\d.]+", out), out
+    assert (tmp_path / "sac_best" / "best_model.zip").is_file()

@@ -120,3 +120,20 @@ def test_resume_under_ddp(tmp_path: Path) -> None:
     assert rank0["num_timesteps"] == rank1["num_timesteps"] == 1024
     assert rank0["iterations"] == 4, "the resumed run restarted its counters"
     assert rank0["params"] == rank1["params"]
+
+
+@pytest.mark.parametrize(
+    ("algo", "env", "strategy", "kwargs"),
+    [
+        ("dqn", "CartPole-v1", "ddp",
+         {"learning_starts": 200, "buffer_size": 5_000, "train_freq": 4, "batch_size": 32}),
+    ],
+)  # fmt: skip
+def test_off_policy_algorithms_run_under_ddp_with_a_buffer_per_rank(
+    tmp_path: Path, algo: str, env: str, strategy: str, kwargs: dict
+) -> None:
+    rank0, rank1 = run_ddp(
+        tmp_path, algo, algo=algo, env=env, n_envs=1, steps=1200, kwargs=kwargs, strategy=strategy
+    )
+    assert rank0["num_timesteps"] == rank1["num_timesteps"] >= 1200
+    assert rank0["params"] == rank1["params"], "gradients were not all-reduced"

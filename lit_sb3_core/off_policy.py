@@ -27,7 +27,8 @@ means over the gradient steps since the previous write, accumulated as tensors s
 
 The replay buffer is created when training starts (it needs ``n_envs``) and kept across ``learn`` calls.
 ``save_replay_buffer``/``load_replay_buffer`` write and read ``.npz`` files; Lightning checkpoints carry it
-only with ``checkpoint_replay_buffer=True`` (it can be large). When a run (re)starts on freshly reset
+too, so a resumed run continues with its experience (``checkpoint_replay_buffer=False`` skips it: it can
+be large). When a run (re)starts on freshly reset
 environments, the newest transitions are marked truncated first, so n-step windows and memory-optimized
 storage never join two episodes (SB3 does the same for memory-optimized buffers);
 ``learn(reset_num_timesteps=False)`` on the same environments continues the episodes in flight.
@@ -182,8 +183,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
         verbose: 1 prints the metrics when they are logged.
         seed: seed of python, numpy, torch, the environments, the buffer's sampling and the noise.
         device: accelerator ``learn`` uses.
-        checkpoint_replay_buffer: store the replay buffer in Lightning checkpoints (resumed runs then
-            continue with their experience; the checkpoint grows with the buffer).
+        checkpoint_replay_buffer: store the replay buffer in Lightning checkpoints (default; resumed runs
+            continue with their experience; the checkpoint grows with the buffer, False skips it).
     """
 
     # Environment steps a Lightning batch covers at least (see the module docstring).
@@ -232,7 +233,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         verbose: int = 0,
         seed: int | None = None,
         device: str = "auto",
-        checkpoint_replay_buffer: bool = False,
+        checkpoint_replay_buffer: bool = True,
     ) -> None:
         _check_positive_int("buffer_size", buffer_size)
         _check_positive_int("batch_size", batch_size)

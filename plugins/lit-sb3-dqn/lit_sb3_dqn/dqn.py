@@ -105,7 +105,7 @@ class DQN(OffPolicyAlgorithm):
         verbose: int = 0,
         seed: int | None = None,
         device: str = "auto",
-        checkpoint_replay_buffer: bool = False,
+        checkpoint_replay_buffer: bool = True,
     ) -> None:
         if (
             isinstance(target_update_interval, bool)

@@ -124,7 +124,7 @@ class QRDQN(DQN):
         verbose: int = 0,
         seed: int | None = None,
         device: str = "auto",
-        checkpoint_replay_buffer: bool = False,
+        checkpoint_replay_buffer: bool = True,
     ) -> None:
         super().__init__(
             policy=policy,

@@ -124,7 +124,7 @@ class SAC(OffPolicyAlgorithm):
         verbose: int = 0,
         seed: int | None = None,
         device: str = "auto",
-        checkpoint_replay_buffer: bool = False,
+        checkpoint_replay_buffer: bool = True,
     ) -> None:
         if use_sde or use_sde_at_warmup:
             raise ConfigurationError(

@@ -97,7 +97,7 @@ class TD3(OffPolicyAlgorithm):
         verbose: int = 0,
         seed: int | None = None,
         device: str = "auto",
-        checkpoint_replay_buffer: bool = False,
+        checkpoint_replay_buffer: bool = True,
     ) -> None:
         if isinstance(policy_delay, bool) or not isinstance(policy_delay, int) or policy_delay < 1:
             raise ConfigurationError(

@@ -311,6 +311,7 @@ class RLTrainer(L.Trainer):
             raise
         if hasattr(model, "sync_counters_from_state"):
             model.sync_counters_from_state()  # ddp_spawn trained copies of the model in other processes
+        _destroy_process_group_at_exit()
         _ = self.rl_num_timesteps
         return model
 
@@ -516,6 +517,21 @@ def _print_results(result: Mapping[str, Any], title: str) -> None:
     for key, value in result.items():
         table.add_row(key, f"{value:.2f}" if isinstance(value, float) else str(value))
     Console().print(table)
+
+
+def _destroy_process_group_at_exit() -> None:
+    """Tear the process group down when the interpreter exits, once per process.
+
+    Left alive, gloo's worker threads are destroyed with the interpreter and abort the process
+    ("terminate called without an active exception", exit status -6) after a successful DDP run.
+    """
+    import atexit
+
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized() and not getattr(_destroy_process_group_at_exit, "done", False):
+        _destroy_process_group_at_exit.done = True  # type: ignore[attr-defined]
+        atexit.register(lambda: dist.destroy_process_group() if dist.is_initialized() else None)
 
 
 def _clean_result(result: Mapping[str, Any], prefix: str) -> dict[str, Any]:

@@ -46,7 +46,7 @@ import torch
 from gymnasium import spaces
 from lightning.pytorch.plugins.precision import Precision
 
-from lit_sb3_core.algorithms import RLAlgorithm, _check_fraction, _check_positive_int
+from lit_sb3_core.algorithms import RLAlgorithm, _check_fraction, _check_positive_int, make_optimizer
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.noise import ActionNoise, make_action_noise, noise_to_spec
 from lit_sb3_core.policies import class_to_string, resolve_class
@@ -523,11 +523,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
         """
         policy = self._require_policy()
         cls = getattr(policy, "optimizer_class", torch.optim.Adam)
-        kwargs = dict(getattr(policy, "optimizer_kwargs", None) or {})
-        fusable = cls in (torch.optim.Adam, torch.optim.AdamW) and self.device.type in ("cpu", "cuda")
-        if fusable and "fused" not in kwargs and "foreach" not in kwargs:
-            kwargs["fused"] = True
-        return cls(list(params), lr=self.lr_schedule(1.0), **kwargs)
+        kwargs = getattr(policy, "optimizer_kwargs", None) or {}
+        return make_optimizer(cls, params, self.lr_schedule(1.0), kwargs)
 
     def optimizer_step(
         self,

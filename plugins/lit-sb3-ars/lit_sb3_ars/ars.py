@@ -18,6 +18,11 @@ There is no gradient and no optimizer (``configure_optimizers`` returns ``None``
 directly. With several training environments, candidates run side by side, one per environment, through
 ``ARSPolicy.forward_batch``. Every environment step counts in ``num_timesteps``. Defaults and logged metrics
 are sb3-contrib's ARS.
+
+Under DDP (``RLTrainer(strategy="ddp", devices=N)``) the ranks share the work of step 2, as the paper's
+parallel version does: every rank draws the same directions (broadcast from rank 0), scores its share of
+the candidates on its own environments, and the scores, step counts, episode statistics and observation
+moments are summed over the ranks, so every rank takes the same step and the weights stay identical.
 """
 
 from __future__ import annotations
@@ -146,14 +151,17 @@ class ARS(RLAlgorithm):
             raise ConfigurationError(f"policy_kwargs do not fit {policy_cls.__name__}: {exc}") from None
 
     def _setup_model(self) -> None:
-        """No gradients ever flow: freeze the weights, count them, and zero them if asked."""
+        """Count the weights and zero them if asked.
+
+        No gradient ever flows (training runs under ``torch.no_grad``), but the weights keep
+        ``requires_grad``: Lightning's DDP refuses to wrap a module without trainable parameters.
+        """
         policy = self._require_policy()
-        for parameter in policy.parameters():
-            parameter.requires_grad_(False)
         self.n_params = int(sum(p.numel() for p in policy.parameters()))
         if self.zero_policy:
-            for parameter in policy.parameters():
-                parameter.zero_()
+            with torch.no_grad():
+                for parameter in policy.parameters():
+                    parameter.zero_()
 
     def configure_normalization(self, config: dict[str, Any] | None) -> None:
         if config is not None and config.get("reward"):
@@ -169,13 +177,15 @@ class ARS(RLAlgorithm):
 
     # training -------------------------------------------------------------------------------------
     def on_fit_start(self) -> None:
-        if self.world_size > 1:
+        if self.world_size > self.pop_size:
             raise ConfigurationError(
-                "ARS in lit-sb3 0.1 runs in one process (candidates are spread over n_envs environments); "
-                "use devices=1 and raise RLEnvDataModule(n_envs=...) instead."
+                f"ARS spreads its 2 * n_delta = {self.pop_size} candidates over the ranks, but there are "
+                f"{self.world_size} ranks: raise n_delta to at least {(self.world_size + 1) // 2} or use fewer "
+                "devices."
             )
         super().on_fit_start()
 
+    @torch.no_grad()
     def training_step(self, batch: Any, batch_idx: int) -> None:
         """One ARS iteration: perturb, evaluate ``2 * n_delta`` candidates, step the weights."""
         policy = self._require_policy()
@@ -186,9 +196,11 @@ class ARS(RLAlgorithm):
 
         weights = parameters_to_vector(policy.parameters())
         deltas = torch.randn(self.n_delta, self.n_params, device=weights.device)
+        if self.world_size > 1:
+            deltas = self.trainer.strategy.broadcast(deltas, src=0)  # every rank tries the same directions
         scaled = deltas * delta_std
         candidates = torch.cat([weights + scaled, weights - scaled])
-        returns = self.evaluate_candidates(candidates).to(weights.device)
+        returns = self.score_candidates(candidates).to(weights.device)
 
         plus_returns, minus_returns = returns[: self.n_delta], returns[self.n_delta :]
         top_idx = torch.argsort(torch.maximum(plus_returns, minus_returns), descending=True)[: self.n_top]
@@ -213,13 +225,45 @@ class ARS(RLAlgorithm):
         self.log_iteration(metrics)
         self.stop_if_budget_reached()
 
-    @torch.no_grad()
-    def evaluate_candidates(self, candidates: torch.Tensor) -> torch.Tensor:
+    def score_candidates(self, candidates: torch.Tensor) -> torch.Tensor:
+        """Scores of every row of ``candidates``, each rank evaluating every ``world_size``-th row.
+
+        Also counts the iteration's environment steps over all ranks, reports its episodes and folds its
+        observations into the normalization statistics (the same on every rank).
+        """
+        world = self.world_size
+        if world == 1:
+            scores, moments = self.evaluate_candidates(candidates)
+        else:
+            mine = torch.arange(self.global_rank, len(candidates), world)
+            local, local_moments = self.evaluate_candidates(candidates[mine])
+            scores = torch.zeros(len(candidates), dtype=torch.float32)
+            scores[mine] = local
+            scores = self.all_reduce(scores, "sum")
+            moments = self.all_reduce(local_moments, "sum")
+        steps, return_sum, length_sum, episodes = moments[:4].tolist()
+        self.num_timesteps += int(steps)
+        # sb3-contrib reports the episodes of this iteration only.
+        self._episode_metrics = {
+            "rollout/ep_rew_mean": return_sum / episodes,
+            "rollout/ep_len_mean": length_sum / episodes,
+        }
+        normalizer = self.obs_normalizer
+        if normalizer is not None:
+            obs_sum, obs_sq_sum = moments[4:].chunk(2)
+            mean = obs_sum / steps
+            variance = (obs_sq_sum / steps - mean * mean).clamp(min=0.0)
+            normalizer.rms.update_from_moments(mean, variance, int(steps))
+        return scores
+
+    def evaluate_candidates(self, candidates: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Sum of returns of ``n_eval_episodes`` whole episodes for each row of ``candidates``.
 
         Each environment runs one candidate's episodes at a time, taking the next job when an episode ends;
         an environment with no job left runs the current weights until the others finish (those steps count
-        but score nothing). Returns a float32 tensor ``(len(candidates),)``.
+        but score nothing). Returns the float32 scores ``(len(candidates),)`` and a float64 vector of
+        sums: environment steps, episode returns, episode lengths, episodes, then (with observation
+        normalization) observations and squared observations.
         """
         env, policy = self._env, self.policy
         assert env is not None and isinstance(policy, ARSPolicy)
@@ -245,7 +289,8 @@ class ARS(RLAlgorithm):
         finished_returns: list[float] = []
         finished_lengths: list[int] = []
         normalizer = self.obs_normalizer
-        obs_sum = obs_sq_sum = torch.zeros((), dtype=torch.float64)
+        obs_shape = normalizer.rms.mean.shape if normalizer is not None else ()
+        obs_sum = obs_sq_sum = torch.zeros(obs_shape, dtype=torch.float64)
         steps = 0
         dones = np.ones(n_envs, dtype=bool)
         while len(finished_returns) < n_jobs:
@@ -279,17 +324,11 @@ class ARS(RLAlgorithm):
                     episode_length[i] = 0
         # Module attributes are written once per iteration: LightningModule.__setattr__ is slow per step.
         self._last_obs, self._last_episode_starts = obs, dones
-        self.num_timesteps += steps * n_envs * self.world_size
+        totals = [steps * n_envs, sum(finished_returns), sum(finished_lengths), len(finished_returns)]
+        moments = torch.tensor(totals, dtype=torch.float64)
         if normalizer is not None:
-            count = steps * n_envs
-            mean = obs_sum / count
-            normalizer.rms.update_from_moments(mean, (obs_sq_sum / count - mean * mean).clamp(min=0.0), count)
-        # sb3-contrib reports the episodes of this iteration only.
-        self._episode_metrics = {
-            "rollout/ep_rew_mean": float(np.mean(finished_returns)),
-            "rollout/ep_len_mean": float(np.mean(finished_lengths)),
-        }
-        return torch.as_tensor(scores, dtype=torch.float32)
+            moments = torch.cat([moments, obs_sum.reshape(-1), obs_sq_sum.reshape(-1)])
+        return torch.as_tensor(scores, dtype=torch.float32), moments
 
     def _env_action_converter(self) -> Callable[[torch.Tensor], np.ndarray]:
         """Policy output -> what ``env.step`` takes, with every per-space decision taken once."""

@@ -41,3 +41,8 @@ SB3_CLASS_NAMES: dict[str, str] = {
     "TQC": "tqc",
     "CrossQ": "crossq",
 }
+
+# Stable-Baselines3 replay buffer class name -> registry name (``lit_sb3_register_buffers``)
+SB3_BUFFER_CLASS_NAMES: dict[str, str] = {
+    "HerReplayBuffer": "her",
+}

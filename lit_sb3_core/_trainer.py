@@ -151,6 +151,8 @@ class RLTrainer(L.Trainer):
     ) -> None:
         self._check_budget_args(max_steps, max_epochs, min_epochs, min_steps)
         self._rl_total_timesteps = int(max_steps)
+        # The run name becomes a folder name: env ids such as 'module:Env-v0' or 'ns/Env-v0' are not portable.
+        run_name = re.sub(r"[^\w.-]+", "-", run_name)
         self._rl_run_name = run_name
         self._rl_last_num_timesteps = 0
         if isinstance(eval_every_n_steps, bool) or not isinstance(eval_every_n_steps, int) or eval_every_n_steps < 1:

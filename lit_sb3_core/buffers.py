@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from lit_sb3_core.spaces import action_dim
+from lit_sb3_core.spaces import action_dim, to_numpy
 
 __all__ = ["RolloutBuffer", "RolloutBatch", "compute_gae"]
 
@@ -46,6 +46,12 @@ def _flat_index(storage: Any, idx: torch.Tensor) -> Any:
     if isinstance(storage, dict):
         return {key: _flat_index(sub, idx) for key, sub in storage.items()}
     return storage.reshape(-1, *storage.shape[2:])[idx]
+
+
+def _slice(field: Any, rows: slice) -> Any:
+    if isinstance(field, dict):
+        return {key: _slice(sub, rows) for key, sub in field.items()}
+    return field[rows]
 
 
 def compute_gae(
@@ -148,7 +154,7 @@ class RolloutBuffer:
             self.rewards,
             values,
             self.episode_starts,
-            last_values.detach().reshape(-1).cpu().numpy(),
+            to_numpy(last_values.reshape(-1)),
             dones.astype(np.float32),
             self.gamma,
             self.gae_lambda,
@@ -157,22 +163,22 @@ class RolloutBuffer:
         self.returns.copy_(self.advantages + self.values)
 
     def minibatches(self, batch_size: int | None, generator: torch.Generator | None = None) -> Iterator[RolloutBatch]:
-        """Shuffled minibatches over the flattened rollout; the last one may be smaller, as in SB3."""
+        """Shuffled minibatches over the flattened rollout; the last one may be smaller, as in SB3.
+
+        The rollout is shuffled once (one gather per field) and minibatches are slices of it: a few large
+        copies instead of six small gathers per minibatch.
+        """
         total = self.n_steps * self.n_envs
         batch_size = total if batch_size is None else batch_size
         order = torch.randperm(total, generator=generator, device="cpu").to(self.device)
-        flat_actions = self.actions.reshape(total, *self.actions.shape[2:])
-        flat_values = self.values.reshape(-1)
-        flat_log_probs = self.log_probs.reshape(-1)
-        flat_advantages = self.advantages.reshape(-1)
-        flat_returns = self.returns.reshape(-1)
+        shuffled = RolloutBatch(
+            _flat_index(self.observations, order),
+            self.actions.reshape(total, *self.actions.shape[2:])[order],
+            self.values.reshape(-1)[order],
+            self.log_probs.reshape(-1)[order],
+            self.advantages.reshape(-1)[order],
+            self.returns.reshape(-1)[order],
+        )
         for start in range(0, total, batch_size):
-            idx = order[start : start + batch_size]
-            yield RolloutBatch(
-                _flat_index(self.observations, idx),
-                flat_actions[idx],
-                flat_values[idx],
-                flat_log_probs[idx],
-                flat_advantages[idx],
-                flat_returns[idx],
-            )
+            rows = slice(start, start + batch_size)
+            yield RolloutBatch(*(_slice(field, rows) for field in shuffled))

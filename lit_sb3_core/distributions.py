@@ -8,7 +8,9 @@ score actions.
 
 gSDE (generalized State-Dependent Exploration, Raffin et al. 2021, https://arxiv.org/abs/2005.05719) also
 needs state that outlives one call, the sampled exploration matrices: ``StateDependentNoise`` holds it on
-the policy and makes ``StateDependentNoiseDistribution`` values.
+the policy and makes ``StateDependentNoiseDistribution`` values. PPO/A2C use it unsquashed by default; SAC's
+actor (``lit_sb3_core.off_policy_policies.SquashedGaussianActor(use_sde=True)``) uses the tanh-squashed
+variant with learned features and ``sample_and_log_prob``.
 """
 
 from __future__ import annotations
@@ -254,18 +256,38 @@ class StateDependentNoiseDistribution(Distribution):
         self.std = torch.sqrt(variance + noise.epsilon)
 
     def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
-        squash = self.noise.squash_output
-        if squash:
+        if self.noise.squash_output:
+            # atanh of the action, clamped so that actions at the bounds stay finite.
             eps = torch.finfo(actions.dtype).eps
             clamped = actions.clamp(-1.0 + eps, 1.0 - eps)
             gaussian = 0.5 * (clamped.log1p() - (-clamped).log1p())
         else:
             gaussian = actions
-        z = (gaussian - self.mean) / self.std
+        return self.log_prob_gaussian(gaussian)
+
+    def log_prob_gaussian(self, gaussian_actions: torch.Tensor) -> torch.Tensor:
+        """Log-likelihood of the action made from the pre-squash value ``gaussian_actions``.
+
+        The Gaussian log-density, minus ``log(1 - tanh(x)^2 + epsilon)`` per dimension with squashing (the
+        change of variables through tanh; epsilon keeps it finite where tanh saturates).
+        """
+        z = (gaussian_actions - self.mean) / self.std
         log_prob = (-0.5 * z * z - torch.log(self.std) - _LOG_SQRT_2PI).sum(-1)
-        if squash:
-            log_prob = log_prob - torch.log(1.0 - torch.tanh(gaussian) ** 2 + self.noise.epsilon).sum(-1)
+        if self.noise.squash_output:
+            correction = torch.log(1.0 - torch.tanh(gaussian_actions) ** 2 + self.noise.epsilon)
+            log_prob = log_prob - correction.sum(-1)
         return log_prob
+
+    def sample_and_log_prob(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """A sample and its log-likelihood, scored on the Gaussian value before tanh (SAC's actor loss).
+
+        Scoring the pre-squash value skips ``log_prob``'s atanh, which loses precision where tanh
+        saturates. Gradients reach the mean, the features (``learn_features``) and, through the
+        exploration matrix when it was drawn with gradients enabled, the log std (reparameterisation).
+        """
+        gaussian = self.mean + self.noise.noise(self.latent_sde)
+        actions = torch.tanh(gaussian) if self.noise.squash_output else gaussian
+        return actions, self.log_prob_gaussian(gaussian)
 
     def entropy(self) -> torch.Tensor | None:
         if self.noise.squash_output:

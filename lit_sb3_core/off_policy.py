@@ -44,15 +44,20 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from gymnasium import spaces
-from lightning.pytorch.plugins.precision import Precision
 
-from lit_sb3_core.algorithms import RLAlgorithm, _check_fraction, _check_positive_int, make_optimizer
+from lit_sb3_core.algorithms import (
+    RLAlgorithm,
+    _check_fraction,
+    _check_positive_int,
+    clip_grad_norm,
+    make_optimizer,
+)
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.noise import ActionNoise, make_action_noise, noise_to_spec
 from lit_sb3_core.policies import class_to_string, resolve_class
 from lit_sb3_core.replay_buffers import DictReplayBuffer, ReplayBuffer
 from lit_sb3_core.schedules import Schedule
-from lit_sb3_core.spaces import describe_space, obs_to_tensor
+from lit_sb3_core.spaces import describe_space, obs_to_tensor, to_numpy
 
 __all__ = ["OffPolicyAlgorithm", "TrainFreq", "clip_grad_norm", "parse_train_freq"]
 
@@ -76,56 +81,6 @@ def parse_train_freq(train_freq: Any) -> TrainFreq:
     if unit not in ("step", "episode"):
         raise ConfigurationError(f"The unit of train_freq must be 'step' or 'episode', got {unit!r}.")
     return int(frequency), str(unit)
-
-
-@torch.no_grad()
-def clip_grad_norm(param_groups: list[dict[str, Any]], max_norm: float) -> None:
-    """``torch.nn.utils.clip_grad_norm_`` over an optimizer's parameters, in three foreach kernels."""
-    grads = [p.grad for group in param_groups for p in group["params"] if p.grad is not None]
-    if not grads:
-        return
-    total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
-    torch._foreach_mul_(grads, (max_norm / (total + 1e-6)).clamp_(max=1.0))
-
-
-def _mode_free_modules() -> frozenset[type]:
-    """Module types whose forward ignores ``training`` (no dropout, no batch statistics)."""
-    from torch import nn
-
-    from lit_sb3_core import off_policy_policies as networks
-    from lit_sb3_core.torch_layers import CombinedExtractor, FlattenExtractor, NatureCNN
-
-    return frozenset(
-        {
-            nn.Linear,
-            nn.Conv2d,
-            nn.Sequential,
-            nn.ModuleDict,
-            nn.ModuleList,
-            nn.Flatten,
-            nn.Identity,
-            nn.ReLU,
-            nn.Tanh,
-            nn.ELU,
-            nn.LeakyReLU,
-            nn.GELU,
-            nn.SiLU,
-            nn.SELU,
-            nn.Sigmoid,
-            nn.Softplus,
-            nn.LayerNorm,
-            FlattenExtractor,
-            NatureCNN,
-            CombinedExtractor,
-            networks.QNetwork,
-            networks.ContinuousCritic,
-            networks.SquashedGaussianActor,
-            networks.DeterministicActor,
-        }
-    )
-
-
-_MODE_FREE = _mode_free_modules()
 
 
 class _TrainStats:
@@ -157,7 +112,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
 
     Subclasses implement ``train_on_buffer(gradient_steps, batch_size)`` (SB3's ``train``; renamed because
     ``train(mode)`` belongs to ``nn.Module``) and ``configure_optimizers``, and may
-    override ``explore`` (exploration actions) and ``on_env_step`` (per-step bookkeeping).
+    override ``explore`` (exploration actions), ``on_env_step`` (per-step bookkeeping) and
+    ``random_warmup_steps`` (how long to act at random first).
 
     Args:
         policy: policy alias (``"MlpPolicy"``), import path or class.
@@ -173,7 +129,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
         action_noise: exploration noise for Box actions: an ``ActionNoise`` or a spec such as
             ``{"type": "normal", "sigma": 0.1}`` (see ``lit_sb3_core.noise``).
         replay_buffer_class: buffer class, import path or registered name (``"her"``); default
-            ``ReplayBuffer`` (``DictReplayBuffer`` for Dict observations).
+            ``ReplayBuffer`` (``DictReplayBuffer`` for Dict observations). A buffer with a ``set_env(env)``
+            method receives the training env each time training starts (HER needs its ``compute_reward``).
         replay_buffer_kwargs: extra buffer arguments, e.g. ``{"handle_timeout_termination": False}``.
         optimize_memory_usage: store each observation once (see ``ReplayBuffer``).
         n_steps: n-step returns (1: one-step TD targets).
@@ -191,24 +148,15 @@ class OffPolicyAlgorithm(RLAlgorithm):
     min_steps_per_batch: ClassVar[int] = 256
     # Off-policy methods count log_interval in episodes, as SB3 does (4 in its learn()).
     default_log_interval: ClassVar[int] = 4
-    # Attributes that only ever hold plain values and change every environment step (or every Lightning
-    # hook call, ``_current_fx_name``). ``nn.Module.__setattr__`` spends ~3 us checking whether a value is a
-    # Parameter, Module or buffer; these skip that check. Subclasses add theirs.
-    plain_attributes: ClassVar[frozenset[str]] = frozenset(
-        {
-            "num_timesteps",
-            "_last_obs",
-            "_progress_remaining",
-            "_n_calls",
-            "_episode_num",
-            "_n_updates",
-            "iterations",
-            "_current_fx_name",
-            "_current_lr",
-            "exploration_rate",
-        }
-    )
+    plain_attributes: ClassVar[frozenset[str]] = RLAlgorithm.plain_attributes | {
+        "_n_calls",
+        "_episode_num",
+        "_current_lr",
+        "exploration_rate",
+    }
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box, spaces.Discrete)
+    # Several partial backward passes per gradient step (see RLAlgorithm.average_gradients_itself).
+    average_gradients_itself: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -284,8 +232,6 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self._train_stats = _TrainStats()
         self._rng: np.random.Generator | None = None
         self._pending_off_policy_state: dict[str, Any] | None = None
-        self._mode_flags: dict[bool, list[tuple[torch.nn.Module, bool]]] = {False: [], True: []}
-        self._plain_steps = False
         super().__init__(
             policy=policy,
             env=env,
@@ -302,12 +248,6 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if isinstance(train_freq, tuple):
             self.hparams["train_freq"] = list(train_freq)
         self._replay_buffer_class = self._resolve_buffer_class(replay_buffer_class)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in self.plain_attributes:
-            object.__setattr__(self, name, value)
-        else:
-            super().__setattr__(name, value)
 
     # configuration --------------------------------------------------------------------------------------
     @staticmethod
@@ -368,6 +308,11 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 f"train_freq={list(self.train_freq)} counts episodes, which needs a single environment; got "
                 f"n_envs={n_envs}. Use train_freq=(n, 'step') or n_envs=1."
             )
+        if self.train_freq[1] == "episode" and self.world_size > 1:
+            raise ConfigurationError(
+                f"train_freq={list(self.train_freq)} counts episodes, whose lengths differ between ranks, "
+                f"so {self.world_size} processes would fall out of step. Use train_freq=(n, 'step') under DDP."
+            )
         buffer = self.replay_buffer
         if buffer is not None and buffer.n_envs != n_envs:
             if buffer.size() > 0:
@@ -380,6 +325,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if buffer is None:
             buffer = self.replay_buffer = self._make_replay_buffer(n_envs)
         buffer.device = self.device
+        if hasattr(buffer, "set_env"):  # buffers that need the env (HER: compute_reward) get this run's
+            buffer.set_env(env)
         if env_was_reset:
             buffer.truncate_last_transition()  # their episodes ended here, without a real termination
         if isinstance(self.action_space, spaces.Box):
@@ -401,55 +348,6 @@ class OffPolicyAlgorithm(RLAlgorithm):
         # Lightning warns about modules in eval mode right after this hook; target networks are in eval
         # mode on purpose, so switch everything on until on_train_start lets the policy decide again.
         torch.nn.Module.train(self.policy, True)  # type: ignore[arg-type]
-
-    def on_train_start(self) -> None:
-        # ``nn.Module.train`` walks every submodule through ``__setattr__`` (~10 us for a small policy);
-        # collection and updates alternate every chunk, so record both settings once and replay them.
-        # Modules of the types in _MODE_FREE compute the same in both modes and are left alone.
-        policy = self._require_policy()
-        policy.train(False)
-        eval_flags = [(m, m.training) for m in policy.modules() if type(m) not in _MODE_FREE]
-        policy.train(True)
-        train_flags = [(m, m.training) for m in policy.modules() if type(m) not in _MODE_FREE]
-        self._mode_flags = {False: eval_flags, True: train_flags}
-        self._plain_steps = self._lightning_steps_are_plain()
-
-    def _lightning_steps_are_plain(self) -> bool:
-        """True when Lightning's backward/step wrappers would only call default (no-op) hooks.
-
-        That is one device, full 32-bit precision, no profiler, and no callback or module hook around
-        backward and the optimizer step. Then ``optimizer_step`` calls torch directly (saving ~100 us per
-        update, a tenth of a DQN step on CartPole) while keeping Lightning's step counters.
-        """
-        import lightning as L
-        from lightning.pytorch.callbacks import Callback
-        from lightning.pytorch.profilers import PassThroughProfiler
-        from lightning.pytorch.strategies import SingleDeviceStrategy
-        from lightning.pytorch.utilities.model_helpers import is_overridden
-
-        optimizers = self.optimizers(use_pl_optimizer=True)
-        for optimizer in optimizers if isinstance(optimizers, list) else [optimizers]:
-            if not (hasattr(optimizer, "_on_before_step") and hasattr(optimizer, "_on_after_step")):
-                return False  # a Lightning release without these step-counter hooks: take the public path
-        trainer = self.trainer
-        if (
-            type(trainer.strategy) is not SingleDeviceStrategy
-            or type(trainer.precision_plugin) is not Precision
-        ):
-            return False
-        if not isinstance(trainer.profiler, PassThroughProfiler):
-            return False
-        hooks = ("on_before_backward", "on_after_backward", "on_before_optimizer_step")
-        if any(is_overridden(hook, self, L.LightningModule) for hook in (*hooks, "backward")):
-            return False
-        return not any(
-            is_overridden(hook, callback, Callback) for callback in trainer.callbacks for hook in hooks
-        )
-
-    def set_policy_mode(self, training: bool) -> None:
-        """``policy.train(training)``, replayed from flags recorded at the start of training."""
-        for module, flag in self._mode_flags[training]:
-            object.__setattr__(module, "training", flag)
 
     def training_step(self, batch: Any, batch_idx: int) -> None:
         """Several SB3 iterations (collect a ``train_freq`` chunk, then train) back to back."""
@@ -526,46 +424,6 @@ class OffPolicyAlgorithm(RLAlgorithm):
         kwargs = getattr(policy, "optimizer_kwargs", None) or {}
         return make_optimizer(cls, params, self.lr_schedule(1.0), kwargs)
 
-    def optimizer_step(
-        self,
-        optimizer: Any,
-        loss: torch.Tensor,
-        max_grad_norm: float | None = None,
-        inputs: list[torch.Tensor] | None = None,
-    ) -> None:
-        """Zero, backward (only into ``inputs`` when given), clip by global norm, step.
-
-        With full 32-bit precision the clipping runs as three foreach kernels instead of Lightning's
-        ``clip_gradients`` (several times slower on small networks); other precision plugins (AMP, which
-        must unscale first) go through Lightning. Where Lightning's wrappers would only call no-op hooks
-        (see ``_lightning_steps_are_plain``), backward and step call torch directly.
-        """
-        if self._plain_steps:
-            raw = optimizer.optimizer
-            for group in raw.param_groups:  # zero_grad(set_to_none=True) without its profiler record
-                for param in group["params"]:
-                    param.grad = None
-            loss.backward(inputs=inputs)
-            if max_grad_norm is not None:
-                clip_grad_norm(raw.param_groups, max_grad_norm)
-            optimizer._on_before_step()  # Lightning's step counters (trainer.global_step)
-            raw.step()
-            optimizer._on_after_step()
-            return
-        optimizer.zero_grad(set_to_none=True)
-        if inputs is None:
-            self.manual_backward(loss)
-        else:
-            self.manual_backward(loss, inputs=inputs)
-        if max_grad_norm is not None:
-            if type(self.trainer.precision_plugin) is Precision:
-                clip_grad_norm(optimizer.param_groups, max_grad_norm)
-            else:
-                self.clip_gradients(
-                    optimizer, gradient_clip_val=max_grad_norm, gradient_clip_algorithm="norm"
-                )
-        optimizer.step()
-
     def update_learning_rate(self, optimizers: Any) -> float:
         lr = super().update_learning_rate(optimizers)
         self._current_lr = lr
@@ -585,10 +443,10 @@ class OffPolicyAlgorithm(RLAlgorithm):
         )
         noise = self.action_noise
         explore, on_env_step, add, step = self.explore, self.on_env_step, buffer.add, env.step
-        increment, budget, learning_starts = self._step_increment, self._budget, self.learning_starts
+        increment, budget, random_until = self._step_increment, self._budget, self.random_warmup_steps()
         steps = episodes = 0
         while (steps < frequency) if by_steps else (episodes < frequency):
-            if self.num_timesteps < learning_starts:
+            if self.num_timesteps < random_until:
                 env_actions = env.action_space.sample()
                 buffer_actions = self._scale(env_actions) if box else env_actions - discrete_offset
             else:
@@ -624,10 +482,17 @@ class OffPolicyAlgorithm(RLAlgorithm):
                     noise.reset(ended.tolist())
         return steps * env.num_envs
 
+    def random_warmup_steps(self) -> int:
+        """Environment steps that act uniformly at random (from the action space) before ``explore`` does.
+
+        ``learning_starts``; SAC returns 0 with ``use_sde_at_warmup`` (its gSDE policy explores from the start).
+        """
+        return self.learning_starts
+
     def explore(self, obs: Any) -> np.ndarray:
         """Exploration actions for a batch of observations, in the buffer's space (Box: [-1, 1])."""
         actions = self.policy(obs_to_tensor(obs, self.device), deterministic=False)  # type: ignore[misc]
-        return actions.cpu().numpy()
+        return to_numpy(actions)
 
     def on_env_step(self) -> None:
         """Called after every vector step (``_on_step`` in SB3): target updates, schedules."""

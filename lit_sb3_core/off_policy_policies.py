@@ -6,7 +6,7 @@ without SB3's on-policy ``eps=1e-5``) and argument names, so ``policy_kwargs`` w
 
 * ``QNetwork``: ``Q(s, .)`` for every discrete action (DQN; QR-DQN outputs quantiles with it).
 * ``ContinuousCritic``: ``n_critics`` independent ``Q(s, a)`` networks (SAC, TD3, TQC, CrossQ, DDPG).
-* ``SquashedGaussianActor``: a tanh-squashed diagonal Gaussian (SAC, TQC, CrossQ).
+* ``SquashedGaussianActor``: a tanh-squashed diagonal Gaussian (SAC, TQC, CrossQ), or gSDE (``use_sde``).
 * ``DeterministicActor``: ``tanh(mu(s))`` (TD3, DDPG).
 * ``OffPolicyPolicy``: the base of the per-algorithm policies that bundle these with their target copies;
   it owns observation preprocessing and the scaling of Box actions to and from [-1, 1].
@@ -28,6 +28,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
+from lit_sb3_core.distributions import StateDependentNoise, StateDependentNoiseDistribution
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.policies import resolve_class
 from lit_sb3_core.spaces import ObsPreprocessor, channels_first_space, describe_space
@@ -350,11 +351,26 @@ class ContinuousCritic(nn.Module):
 class SquashedGaussianActor(nn.Module):
     """A diagonal Gaussian squashed by tanh into [-1, 1] (Haarnoja et al. 2018, appendix C).
 
+    With ``use_sde`` it explores with generalized State-Dependent Exploration instead (gSDE, Raffin et al.
+    2021, https://arxiv.org/abs/2005.05719): the noise is ``latent @ W`` for the last hidden layer's output
+    ``latent`` and an exploration matrix ``W ~ N(0, std^2)`` that stays fixed until ``reset_noise``, so
+    exploration is a smooth function of the state. ``std`` comes from a learned state-independent
+    parameter ``log_std`` (latent size x action size); the latent features are trained through the noise
+    too. The exploration matrices are not saved: they are drawn again, from the loaded ``log_std``,
+    whenever a state dict is loaded (algorithms also redraw them while collecting, see SAC).
+
     Args:
         features_extractor: maps preprocessed observations to features.
         action_dim: flat action size.
         net_arch: hidden layer sizes.
         activation_fn: activation class.
+        use_sde: explore with gSDE instead of independent Gaussian noise per step.
+        log_std_init: gSDE only: initial log standard deviation of the exploration matrix entries.
+        full_std: gSDE only: one std per (latent feature, action) pair; False: one per latent feature.
+        use_expln: gSDE only: map ``log_std`` to std with ``expln`` (``exp`` below 0, ``log1p(x) + 1`` above,
+            which grows slowly) instead of ``exp``.
+        clip_mean: gSDE only: clip the Gaussian's mean to [-clip_mean, clip_mean] before tanh (a Hardtanh
+            after ``mu``, against numerical trouble from saturated tanh); 0 disables it.
     """
 
     def __init__(
@@ -363,22 +379,43 @@ class SquashedGaussianActor(nn.Module):
         action_dim: int,
         net_arch: Sequence[int],
         activation_fn: type[nn.Module] = nn.ReLU,
+        use_sde: bool = False,
+        log_std_init: float = -3.0,
+        full_std: bool = True,
+        use_expln: bool = False,
+        clip_mean: float = 2.0,
     ) -> None:
         super().__init__()
         self.features_extractor = features_extractor
         self.latent_pi = create_mlp(features_extractor.features_dim, -1, net_arch, activation_fn)
         last = net_arch[-1] if len(net_arch) > 0 else features_extractor.features_dim
-        self.mu = nn.Linear(last, action_dim)
-        self.log_std = nn.Linear(last, action_dim)
         self.action_dim = action_dim
         self._skip_extractor = is_identity_extractor(features_extractor)
+        self.use_sde = bool(use_sde)
+        self.sde_noise: StateDependentNoise | None = None
+        if use_sde:
+            for name, value in (("log_std_init", log_std_init), ("clip_mean", clip_mean)):
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                    raise ConfigurationError(f"{name} must be a finite number, got {value!r}.")
+            self.sde_noise = StateDependentNoise(
+                action_dim, full_std=full_std, use_expln=use_expln, squash_output=True, learn_features=True
+            )
+            mu, self.log_std = self.sde_noise.make_head(last, float(log_std_init), last)
+            self.mu = nn.Sequential(mu, nn.Hardtanh(-clip_mean, clip_mean)) if clip_mean > 0 else mu
+            self.register_load_state_dict_post_hook(_redraw_noise_after_load)
+        else:
+            self.mu = nn.Linear(last, action_dim)
+            self.log_std = nn.Linear(last, action_dim)
 
     def distribution_params(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean and clamped log standard deviation of the Gaussian before squashing."""
+        """Mean and clamped log standard deviation of the Gaussian before squashing (not with gSDE)."""
         latent = self.latent_pi(obs if self._skip_extractor else self.features_extractor(obs))
-        return self.mu(latent), self.log_std(latent).clamp(LOG_STD_MIN, LOG_STD_MAX)
+        # The density math stays in float32 under bf16 autocast: 1 - tanh(x)^2 rounds to 0 in bf16.
+        return self.mu(latent).float(), self.log_std(latent).float().clamp(LOG_STD_MIN, LOG_STD_MAX)
 
     def forward(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
+        if self.sde_noise is not None:
+            return self._sde_forward(obs, deterministic)
         mean, log_std = self.distribution_params(obs)
         if deterministic:
             return torch.tanh(mean)
@@ -386,6 +423,9 @@ class SquashedGaussianActor(nn.Module):
 
     def action_log_prob(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """A reparameterised sample and its log-likelihood ``(batch,)`` under the squashed distribution."""
+        if self.sde_noise is not None:
+            self._check_noise_drawn_for_training()
+            return self.sde_distribution(obs).sample_and_log_prob()
         mean, log_std = self.distribution_params(obs)
         noise = torch.randn_like(mean)
         actions = torch.tanh(mean + log_std.exp() * noise)
@@ -393,6 +433,61 @@ class SquashedGaussianActor(nn.Module):
         # the change of variables through tanh subtracts log(1 - tanh^2).
         log_prob = (-0.5 * noise.square() - log_std - torch.log1p(_TANH_EPS - actions.square())).sum(dim=1)
         return actions, log_prob - self.action_dim * _LOG_SQRT_2PI
+
+    # gSDE -----------------------------------------------------------------------------------------------
+    def _sde_forward(self, obs: Any, deterministic: bool) -> torch.Tensor:
+        assert self.sde_noise is not None
+        latent = self.latent_pi(obs if self._skip_extractor else self.features_extractor(obs))
+        mean = self.mu(latent).float()  # float32 under bf16 autocast, as distribution_params
+        if deterministic:
+            return torch.tanh(mean)
+        return torch.tanh(mean + self.sde_noise.noise(latent))
+
+    def sde_distribution(self, obs: Any) -> StateDependentNoiseDistribution:
+        """The squashed gSDE distribution for preprocessed observations, with the current noise matrices."""
+        if self.sde_noise is None:
+            raise RuntimeError("sde_distribution() is only available with gSDE (use_sde=True).")
+        latent = self.latent_pi(obs if self._skip_extractor else self.features_extractor(obs))
+        # float32 under bf16 autocast: the pre-tanh value (mean + noise) and so the tanh correction stay exact.
+        return self.sde_noise.distribution(self.mu(latent).float(), self.log_std, latent)
+
+    def reset_noise(self, batch_size: int = 1) -> None:
+        """Draw new exploration matrices: one per environment (``batch_size``) and one shared.
+
+        Drawn with gradients enabled (a training step), the shared matrix is a reparameterised sample, so
+        the actor loss also trains ``log_std`` through the sampled actions, as in SB3.
+        """
+        if self.sde_noise is None:
+            raise RuntimeError("reset_noise() is only available with gSDE (use_sde=True).")
+        self.sde_noise.sample_weights(self.log_std, batch_size=batch_size)
+
+    def _check_noise_drawn_for_training(self) -> None:
+        """A differentiable sample needs a matrix drawn with gradients (else log std learns nothing from it)."""
+        matrix = self.sde_noise.exploration_mat if self.sde_noise is not None else None
+        if (
+            matrix is not None
+            and torch.is_grad_enabled()
+            and self.log_std.requires_grad
+            and not matrix.requires_grad
+        ):
+            raise RuntimeError(
+                "gSDE: the actor's exploration matrix was drawn without gradients (while collecting, or at "
+                "load), but action_log_prob is building a graph for a gradient step. Draw a new one first, "
+                "before every gradient step: actor.reset_noise() (SAC and its subclasses: "
+                "self.reset_actor_noise())."
+            )
+
+    def get_std(self) -> torch.Tensor:
+        """Standard deviations of the exploration matrix entries (latent size x action size), gSDE only."""
+        if self.sde_noise is None:
+            raise RuntimeError("get_std() is only available with gSDE (use_sde=True).")
+        return self.sde_noise.get_std(self.log_std)
+
+
+def _redraw_noise_after_load(actor: SquashedGaussianActor, incompatible_keys: Any) -> None:
+    """Exploration matrices drawn from the initial ``log_std`` would be stale once weights are loaded."""
+    with torch.no_grad():
+        actor.reset_noise()
 
 
 class DeterministicActor(nn.Module):

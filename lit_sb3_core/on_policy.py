@@ -20,7 +20,7 @@ from lit_sb3_core.buffers import RolloutBuffer
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES
 from lit_sb3_core.schedules import Schedule
-from lit_sb3_core.spaces import describe_space, obs_to_tensor
+from lit_sb3_core.spaces import describe_space, obs_to_tensor, to_numpy
 
 __all__ = ["OnPolicyAlgorithm", "explained_variance"]
 
@@ -172,7 +172,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
         """Fill the rollout buffer with ``n_steps`` steps of every env, then compute advantages."""
         env, buffer, policy = self._env, self.rollout_buffer, self.policy
         assert env is not None and buffer is not None and policy is not None
-        policy.train(False)
+        self.set_policy_mode(False)
         buffer.reset()
         use_sde, sde_sample_freq = self.use_sde, self.sde_sample_freq
         if use_sde:
@@ -192,7 +192,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
                     policy.reset_noise(env.num_envs)  # type: ignore[operator]
                 obs_tensor = self.normalize_obs(obs_to_tensor(self._last_obs, device), update=True)
                 actions, values, log_probs = self.rollout_forward(obs_tensor)
-                new_obs, rewards, terminated, truncated, infos = env.step(self.to_env_actions(actions.cpu().numpy()))
+                new_obs, rewards, terminated, truncated, infos = env.step(self.to_env_actions(to_numpy(actions)))
                 self.num_timesteps += step_increment
                 dones = np.logical_or(terminated, truncated)
                 rewards = self.normalize_rewards(np.asarray(rewards, dtype=np.float32), dones)
@@ -206,11 +206,11 @@ class OnPolicyAlgorithm(RLAlgorithm):
             # An unfinished rollout is dropped: the step counter goes back to its start, so a checkpoint
             # saved now (on an interrupt) describes the last complete iteration.
             self.num_timesteps = start_timesteps
-            policy.train(True)
+            self.set_policy_mode(True)
             raise
         last_obs = self.normalize_obs(obs_to_tensor(self._last_obs, device))
         buffer.compute_returns_and_advantage(self.rollout_values(last_obs), self._last_episode_starts)
-        policy.train(True)
+        self.set_policy_mode(True)
 
     def rollout_forward(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(actions, values, log_probs)`` for the training envs' current observations, during a rollout.
@@ -234,5 +234,5 @@ class OnPolicyAlgorithm(RLAlgorithm):
             batch = np.stack([final_obs[i] for i in indices])
         values = np.zeros(mask.shape, dtype=np.float32)
         final = self.normalize_obs(obs_to_tensor(batch, self.device))
-        values[indices] = self.rollout_values(final, indices).cpu().numpy()
+        values[indices] = to_numpy(self.rollout_values(final, indices))
         return values

@@ -29,6 +29,7 @@ __all__ = [
     "preprocess_obs",
     "space_from_json",
     "space_to_json",
+    "to_numpy",
 ]
 
 
@@ -177,6 +178,14 @@ def obs_to_tensor(obs: Any, device: torch.device) -> Any:
     if isinstance(obs, dict):
         return {key: torch.as_tensor(value, device=device) for key, value in obs.items()}
     return torch.as_tensor(obs, device=device)
+
+
+def to_numpy(tensor: torch.Tensor) -> np.ndarray:
+    """A tensor as a numpy array; half-precision floats (from Lightning's mixed-precision autocast, which
+    numpy cannot hold) become float32."""
+    if tensor.dtype in (torch.bfloat16, torch.float16):
+        tensor = tensor.float()
+    return tensor.detach().cpu().numpy()
 
 
 def describe_space(space: spaces.Space) -> str:

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from lit_sb3_core import RLEnvDataModule
+from lit_sb3_core import RLEnvDataModule, RLTrainer, make_algo
 
 
 def test_env_id_builds_a_same_step_vector_env_with_episode_statistics() -> None:
@@ -103,3 +103,25 @@ def test_fit_without_train_env_says_how_to_fix() -> None:
     trainer = RLTrainer(max_steps=10, logger=False, enable_progress_bar=False)
     with pytest.raises(ValueError, match="train_env"):
         trainer.fit(PPO(), datamodule=RLEnvDataModule(test_env="CartPole-v1"))
+
+
+def test_model_built_by_fit_sees_the_envs_kwargs_and_wrappers() -> None:
+    """The policy is sized from the env the datamodule builds, not from the bare id."""
+    model = make_algo("ppo", n_steps=32, batch_size=32, n_epochs=1, seed=0)
+    dm = RLEnvDataModule(
+        train_env="FrozenLake-v1",
+        env_kwargs={"map_name": "8x8"},  # Discrete(64) observations instead of the default Discrete(16)
+        wrappers=[lambda env: gym.wrappers.TimeLimit(env, max_episode_steps=20)],
+    )
+    RLTrainer(max_steps=64, logger=False, enable_checkpointing=False, enable_progress_bar=False).fit(
+        model, datamodule=dm
+    )
+    assert model.observation_space == gym.spaces.Discrete(64)
+    stacked = make_algo("ppo", n_steps=32, batch_size=32, n_epochs=1, seed=0)
+    dm = RLEnvDataModule(
+        train_env="CartPole-v1", wrappers=[lambda env: gym.wrappers.FrameStackObservation(env, 3)]
+    )
+    RLTrainer(max_steps=64, logger=False, enable_checkpointing=False, enable_progress_bar=False).fit(
+        stacked, datamodule=dm
+    )
+    assert stacked.observation_space.shape == (3, 4)

@@ -10,7 +10,7 @@ import pytest
 
 import lit_sb3
 import lit_sb3_core
-from lit_sb3_core._names import SB3_CLASS_NAMES
+from lit_sb3_core._names import SB3_BUFFER_CLASS_NAMES, SB3_CLASS_NAMES
 
 HEAVY = ("torch", "lightning", "gymnasium")
 
@@ -39,6 +39,7 @@ def test_discovery_and_listing_load_nothing_heavy(child_env) -> None:
 def test_all_lists_the_core_exports_and_the_sb3_names() -> None:
     assert set(lit_sb3_core.__all__) <= set(lit_sb3.__all__)
     assert set(SB3_CLASS_NAMES) <= set(lit_sb3.__all__)
+    assert set(SB3_BUFFER_CLASS_NAMES) <= set(lit_sb3.__all__)
     assert len(lit_sb3.__all__) == len(set(lit_sb3.__all__))
     assert set(dir(lit_sb3)) >= set(lit_sb3.__all__)
     assert lit_sb3.__version__ == lit_sb3_core.__version__
@@ -77,6 +78,31 @@ def test_a_missing_plugin_raises_import_error_with_the_install_line(fake_plugins
         match="SAC is provided by the plugin lit-sb3-sac, which is not installed: pip install lit-sb3-sac",
     ):
         from lit_sb3 import SAC  # noqa: F401
+
+
+def test_sb3_buffer_names_come_from_the_registry(fake_plugins) -> None:
+    fake_plugins.add(
+        "fakeher",
+        """
+        from lit_sb3_core import hookimpl
+
+        class HerReplayBuffer:
+            pass
+
+        @hookimpl
+        def lit_sb3_register_buffers(registry):
+            registry.add("her", "MODULE:HerReplayBuffer")
+        """,
+    )
+    from lit_sb3 import HerReplayBuffer
+
+    assert HerReplayBuffer.__name__ == "HerReplayBuffer"
+    assert HerReplayBuffer is lit_sb3_core._registry.get_buffer_class("her")
+
+
+def test_a_missing_buffer_plugin_raises_import_error_with_the_install_line(fake_plugins) -> None:
+    with pytest.raises(ImportError, match="pip install lit-sb3-her"):
+        from lit_sb3 import HerReplayBuffer  # noqa: F401
 
 
 def test_other_names_are_attribute_errors(fake_plugins) -> None:

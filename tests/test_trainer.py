@@ -35,6 +35,8 @@ def test_default_logger_is_tensorboard_under_run_name_n(tmp_path: Path) -> None:
     second = RLTrainer(max_steps=10, run_name="exp", default_root_dir=tmp_path)
     assert Path(second.logger.log_dir).name == "exp_8"
     assert RLTrainer(max_steps=10, logger=False).logger is None
+    odd = RLTrainer(max_steps=10, run_name="dqn_pkg.envs:Bits/v0", default_root_dir=tmp_path)
+    assert Path(odd.logger.log_dir).name == "dqn_pkg.envs-Bits-v0_1"  # a portable folder name
 
 
 def test_other_trainer_arguments_pass_through() -> None:

@@ -242,12 +242,11 @@ class AlgorithmConformance(PluginConformance):
     def test_distributed_training(self, tmp_path: Path) -> None:
         """Two CPU processes on Lightning's DDP (gloo): the global budget holds and the weights agree."""
         import base64
+        import functools
         import os
         import pickle
         import subprocess
         import sys
-
-        import functools
 
         import gymnasium as gym
 

@@ -41,7 +41,7 @@ from lit_sb3_ars.policies import ARS_POLICY_ALIASES, ARSPolicy
 from lit_sb3_core.algorithms import RLAlgorithm
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.schedules import Schedule, make_schedule
-from lit_sb3_core.spaces import obs_to_tensor
+from lit_sb3_core.spaces import obs_to_tensor, to_numpy
 
 __all__ = ["ARS"]
 
@@ -336,12 +336,12 @@ class ARS(RLAlgorithm):
         if isinstance(space, spaces.Discrete):
             start = int(space.start)
             if start:
-                return lambda actions: actions.cpu().numpy() + start
-            return lambda actions: actions.cpu().numpy()
+                return lambda actions: to_numpy(actions) + start
+            return lambda actions: to_numpy(actions)
         assert isinstance(space, spaces.Box) and isinstance(policy, ARSPolicy)
         shape, low, high = (-1, *space.shape), space.low, space.high
         if policy.squash_output:
             return lambda actions: np.clip(
-                policy.unscale_action(actions.cpu().numpy().reshape(shape)), low, high
+                policy.unscale_action(to_numpy(actions).reshape(shape)), low, high
             )
-        return lambda actions: np.clip(actions.cpu().numpy().reshape(shape), low, high)
+        return lambda actions: np.clip(to_numpy(actions).reshape(shape), low, high)

@@ -2,9 +2,12 @@
 https://github.com/DLR-RM/rl-baselines3-zoo), as plain data.
 
 The ``*NoVel`` ids are registered by ``lit_sb3_ppo_recurrent.envs`` (rl-zoo3 zeroes the velocities, these
-envs drop them: the same information). Entries that use observation normalization (``normalize: true``)
-are left out until lit-sb3 offers it. rl-zoo3 uses the default policy (``MlpLstmPolicy``, 256 LSTM units)
-for both entries.
+envs drop them: the same information). ``"n_envs"``, ``"n_timesteps"`` and ``"normalize"`` are run
+settings (datamodule and trainer: ``RLEnvDataModule(n_envs=..., normalize=...)``,
+``RLTrainer(max_steps=...)``); the rest are RecurrentPPO's constructor arguments. rl-zoo3 normalizes
+only the observations of ``CartPoleNoVel-v1`` (VecNormalize with ``norm_obs=True, norm_reward=False``:
+here ``"normalize": "observation"``) and gives it a 64-unit LSTM with 64-unit ReLU heads;
+``PendulumNoVel-v1`` uses the default policy (``MlpLstmPolicy``, 256 LSTM units).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ TUNED: dict[str, dict[str, Any]] = {
     "CartPoleNoVel-v1": {
         "n_envs": 8,
         "n_timesteps": 100_000,
+        "normalize": "observation",
         "n_steps": 32,
         "batch_size": 256,
         "gae_lambda": 0.8,
@@ -23,6 +27,13 @@ TUNED: dict[str, dict[str, Any]] = {
         "ent_coef": 0.0,
         "learning_rate": "lin_0.001",
         "clip_range": "lin_0.2",
+        "policy_kwargs": {
+            "ortho_init": False,
+            "activation_fn": "relu",
+            "lstm_hidden_size": 64,
+            "enable_critic_lstm": True,
+            "net_arch": {"pi": [64], "vf": [64]},
+        },
     },
     "PendulumNoVel-v1": {
         "n_envs": 4,

@@ -94,3 +94,111 @@ def test_one_iteration_matches_sb3_contrib(case: dict[str, Any], monkeypatch: py
     for key, value in model._last_metrics.items():
         if key.startswith("train/"):
             assert value == pytest.approx(float(logged[key]), rel=1e-4, abs=1e-6), key
+
+
+# Whole runs in lockstep -------------------------------------------------------------------------------
+# Both libraries draw actions from one shared stream of uniforms (inverse CDF instead of torch.multinomial)
+# and rotate minibatches by 0: with the same weights and env seeds, every rollout (observations, episode
+# starts, actions, truncation-bootstrapped rewards, values, log-probs, stored LSTM states, advantages) and
+# the weights after several iterations must agree. This covers what one update on a copied rollout
+# cannot: the LSTM state carried across steps and iterations, its reset at episode starts, the bootstrap
+# of truncated episodes from the critic's state, the end-of-rollout bootstrap and the schedules' progress.
+LOCKSTEP = {
+    "n_steps": 16, "batch_size": 24, "n_epochs": 3, "gamma": 0.98, "gae_lambda": 0.8, "ent_coef": 0.0,
+    "seed": 3, "policy_kwargs": {"lstm_hidden_size": 16, "net_arch": {"pi": [16], "vf": [16]}},
+}  # fmt: skip
+LOCKSTEP_ITERATIONS = 3
+
+
+def _shared_sampling(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Replace torch.multinomial by inverse-CDF sampling from a numpy stream; returns a function that
+    restarts the stream (call it before each library's run)."""
+    stream: dict[str, np.random.RandomState] = {}
+
+    def multinomial(probs: torch.Tensor, num_samples: int, replacement: bool = False, **_: Any) -> torch.Tensor:
+        assert num_samples == 1
+        cdf = np.cumsum(probs.detach().double().cpu().numpy(), axis=-1)
+        uniforms = stream["rng"].random_sample((cdf.shape[0], 1))
+        return torch.as_tensor(np.minimum((cdf < uniforms).sum(-1, keepdims=True), cdf.shape[-1] - 1))
+
+    monkeypatch.setattr(torch, "multinomial", multinomial)
+
+    def restart() -> None:
+        stream["rng"] = np.random.RandomState(123)
+
+    return restart
+
+
+def test_several_iterations_in_lockstep_with_sb3_contrib(monkeypatch: pytest.MonkeyPatch) -> None:
+    contrib = pytest.importorskip("sb3_contrib")
+    env_util = pytest.importorskip("stable_baselines3.common.env_util")
+    import gymnasium as gym
+
+    def factory() -> gym.Env:  # short episodes: both terminations and truncations inside each rollout
+        return gym.make("CartPoleNoVel-v1", max_episode_steps=12)
+
+    restart = _shared_sampling(monkeypatch)
+    kwargs = {**LOCKSTEP, "learning_rate": 1e-3, "clip_range": 0.2}
+    budget = LOCKSTEP_ITERATIONS * LOCKSTEP["n_steps"] * N_ENVS
+    reference = contrib.RecurrentPPO(
+        "MlpLstmPolicy", env_util.make_vec_env(factory, n_envs=N_ENVS, seed=LOCKSTEP["seed"]), device="cpu", **kwargs
+    )
+    initial = copy.deepcopy(reference.policy.state_dict())
+    theirs: list[Any] = []
+    train = reference.train
+
+    def record_then_train() -> None:
+        theirs.append(copy.deepcopy(reference.rollout_buffer))
+        train()
+
+    monkeypatch.setattr(reference, "train", record_then_train)
+    restart()
+    with monkeypatch.context() as patch:
+        patch.setattr(np.random, "randint", lambda *args, **kw: 0)
+        reference.learn(budget)
+
+    model = RecurrentPPO(**kwargs)
+    datamodule = RLEnvDataModule(train_env=factory, n_envs=N_ENVS, seed=LOCKSTEP["seed"])
+    model.build_for(datamodule)
+    model.policy.load_state_dict(initial)
+    ours: list[Any] = []
+    train_on_rollout = model.train_on_rollout
+
+    def record_then_train_ours() -> dict[str, float]:
+        ours.append(copy.deepcopy(model.rollout_buffer))
+        return train_on_rollout()
+
+    monkeypatch.setattr(model, "train_on_rollout", record_then_train_ours)
+    monkeypatch.setattr(RecurrentRolloutBuffer, "random_split", lambda self, generator=None: 0)
+    restart()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        RLTrainer(max_steps=budget, logger=False, enable_progress_bar=False, enable_checkpointing=False).fit(
+            model, datamodule=datamodule
+        )
+
+    assert len(ours) == len(theirs) == LOCKSTEP_ITERATIONS
+    truncated = 0
+    for iteration, (mine, ref) in enumerate(zip(ours, theirs)):
+        shape = mine.values.shape
+
+        def close(actual: Any, expected: Any, what: str) -> None:
+            expected = torch.as_tensor(np.asarray(expected), dtype=torch.float32).reshape(actual.shape)
+            torch.testing.assert_close(
+                torch.as_tensor(actual).float(), expected, rtol=0, atol=1e-5, msg=f"{what}, iteration {iteration}"
+            )
+
+        np.testing.assert_array_equal(mine.episode_starts, ref.episode_starts)
+        np.testing.assert_array_equal(mine.actions.numpy(), ref.actions.reshape(shape))
+        close(mine.observations, ref.observations, "observations")
+        close(torch.as_tensor(mine.rewards), ref.rewards, "rewards")
+        for name, stored in (("values", mine.values), ("log_probs", mine.log_probs)):
+            close(stored, getattr(ref, name), name)
+        for name, stored in (("advantages", mine.advantages), ("returns", mine.returns)):
+            close(stored, getattr(ref, name), name)
+        for i, name in enumerate(("hidden_states_pi", "cell_states_pi", "hidden_states_vf", "cell_states_vf")):
+            close(mine.lstm_storage[i], np.swapaxes(getattr(ref, name), 1, 2), name)
+        truncated += int((np.abs(ref.rewards - 1.0) > 1e-6).sum())  # a truncation adds gamma * V(final obs)
+    assert truncated > 0, "no truncated episode: the test would not cover their bootstrap"
+    for key, value in model.policy.state_dict().items():
+        torch.testing.assert_close(value, reference.policy.state_dict()[key], rtol=0, atol=1e-5, msg=key)

@@ -32,13 +32,19 @@ class SACPolicy(OffPolicyPolicy):
         net_arch: hidden sizes, a list for actor and critics or ``dict(pi=[...], qf=[...])``.
             Default ``[256, 256]``.
         activation_fn: activation class or name. Default ReLU.
-        use_sde / log_std_init / use_expln / clip_mean: generalized State-Dependent Exploration settings
-            (gSDE is not available yet; ``log_std_init`` and friends only apply to it, as in SB3).
+        use_sde: explore with generalized State-Dependent Exploration (gSDE, Raffin et al. 2021,
+            https://arxiv.org/abs/2005.05719); ``SAC(use_sde=True)`` passes it.
+        log_std_init: gSDE: initial log std of the exploration matrix entries. Default -3.
+        use_expln: gSDE: ``expln`` instead of ``exp`` for the std (positive, grows slowly above 0).
+        clip_mean: gSDE: clip the pre-tanh mean to [-clip_mean, clip_mean] (0: no clipping). Default 2.
+            ``log_std_init``, ``use_expln``, ``clip_mean`` and ``full_std`` only apply to gSDE, as in SB3.
         features_extractor_class / features_extractor_kwargs / normalize_images: see ``OffPolicyPolicy``.
         optimizer_class / optimizer_kwargs: optimizer of the actor and of the critic (Adam by default).
         n_critics: number of Q networks (the target takes their minimum).
         share_features_extractor: the critic uses the actor's features extractor (trained by the actor
             loss only).
+        full_std: gSDE: one std per (latent feature, action) pair (default); False: one per latent feature.
+            (SB3's SAC actor has it; its SACPolicy does not pass it on.)
     """
 
     def __init__(
@@ -58,12 +64,8 @@ class SACPolicy(OffPolicyPolicy):
         optimizer_kwargs: dict[str, Any] | None = None,
         n_critics: int = 2,
         share_features_extractor: bool = False,
+        full_std: bool = True,
     ) -> None:
-        if use_sde:
-            raise ConfigurationError(
-                "SAC(use_sde=True): gSDE is not available in lit-sb3 yet; use the default Gaussian "
-                "exploration."
-            )
         if not isinstance(action_space, spaces.Box):
             raise ConfigurationError(
                 f"{type(self).__name__} needs Box actions, got {describe_space(action_space)}."
@@ -78,12 +80,23 @@ class SACPolicy(OffPolicyPolicy):
             optimizer_kwargs=optimizer_kwargs,
             squash_output=True,
         )
-        self.log_std_init, self.use_expln, self.clip_mean = log_std_init, use_expln, clip_mean
+        self.use_sde, self.log_std_init, self.full_std = use_sde, log_std_init, full_std
+        self.use_expln, self.clip_mean = use_expln, clip_mean
         self.share_features_extractor = share_features_extractor
         actor_arch, critic_arch = actor_critic_arch(net_arch, [256, 256])
         activation = resolve_class(activation_fn, "activation_fn")
         action_dim = int(np.prod(action_space.shape))
-        self.actor = SquashedGaussianActor(self.make_features_extractor(), action_dim, actor_arch, activation)
+        self.actor = SquashedGaussianActor(
+            self.make_features_extractor(),
+            action_dim,
+            actor_arch,
+            activation,
+            use_sde=use_sde,
+            log_std_init=log_std_init,
+            full_std=full_std,
+            use_expln=use_expln,
+            clip_mean=clip_mean,
+        )
         critic_extractor = (
             self.actor.features_extractor if share_features_extractor else self.make_features_extractor()
         )
@@ -99,8 +112,12 @@ class SACPolicy(OffPolicyPolicy):
         return self
 
     def forward(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
-        """Actions in [-1, 1]: tanh of the mean (deterministic) or of a Gaussian sample."""
+        """Actions in [-1, 1]: tanh of the mean (deterministic) or of a Gaussian (or gSDE) sample."""
         return self.actor(self.preprocess(obs), deterministic)
+
+    def reset_noise(self, n_envs: int = 1) -> None:
+        """gSDE: draw new exploration matrices, one per environment (see ``SquashedGaussianActor``)."""
+        self.actor.reset_noise(n_envs)
 
 
 class CnnPolicy(SACPolicy):

@@ -13,6 +13,15 @@ Each gradient step, on a minibatch ``(s, a, r, s')``:
    (gradients flow into the actor only; the critics' weight gradients are never computed);
 4. every ``target_update_interval`` steps, Polyak-average the critics into their targets.
 
+With ``use_sde=True`` the actor explores with generalized State-Dependent Exploration (gSDE, Raffin et al.,
+"Smooth Exploration for Robotic Reinforcement Learning", 2021, https://arxiv.org/abs/2005.05719): the
+exploration noise is ``latent(s) @ W``, a function of the state through the actor's last hidden layer, with
+a random matrix ``W ~ N(0, std^2)`` and a learned, state-independent ``log std``. ``W`` is drawn again at
+the start of every ``train_freq`` chunk of collection (so with ``train_freq=1``, every step), every
+``sde_sample_freq`` steps within a chunk, and before every gradient step (``reset_actor_noise``), because
+``log std`` changes and the actor loss differentiates through the sample. With ``use_sde_at_warmup`` the
+``learning_starts`` warm-up steps also come from this policy instead of uniform random actions.
+
 Defaults, the order of the updates and logged metrics are Stable-Baselines3's SAC.
 """
 
@@ -80,7 +89,12 @@ class SAC(OffPolicyAlgorithm):
         ent_coef: entropy temperature alpha: ``"auto"`` (learned from 1), ``"auto_<init>"`` or a fixed number.
         target_update_interval: gradient steps between target updates.
         target_entropy: entropy the temperature steers toward; ``"auto"`` is ``-dim(A)``.
-        use_sde / sde_sample_freq / use_sde_at_warmup: gSDE (not available yet).
+        use_sde: explore with gSDE (see above) instead of independent Gaussian noise; its settings
+            (``log_std_init`` (-3), ``use_expln``, ``clip_mean`` (2.0), ``full_std``) go in ``policy_kwargs``.
+        sde_sample_freq: with gSDE, also redraw the exploration matrices every this many environment steps
+            within a ``train_freq`` chunk (-1: only at the start of each chunk).
+        use_sde_at_warmup: with gSDE, act with the (untrained) gSDE policy during the ``learning_starts``
+            warm-up instead of uniformly at random.
         stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         policy_kwargs: arguments of the policy (``net_arch``, ``n_critics``, ``activation_fn``, ...).
@@ -94,6 +108,7 @@ class SAC(OffPolicyAlgorithm):
     policy_aliases: ClassVar[dict[str, Any]] = SAC_POLICY_ALIASES
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box,)
+    plain_attributes: ClassVar[frozenset[str]] = OffPolicyAlgorithm.plain_attributes | {"_sde_steps"}
 
     def __init__(
         self,
@@ -126,11 +141,24 @@ class SAC(OffPolicyAlgorithm):
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
     ) -> None:
-        if use_sde or use_sde_at_warmup:
+        if not isinstance(use_sde, bool) or not isinstance(use_sde_at_warmup, bool):
             raise ConfigurationError(
-                "SAC(use_sde=True): gSDE is not available in lit-sb3 yet; use the default Gaussian "
-                "exploration."
+                f"use_sde and use_sde_at_warmup must be True or False, got {use_sde!r} and {use_sde_at_warmup!r}."
             )
+        if isinstance(sde_sample_freq, bool) or not isinstance(sde_sample_freq, (int, np.integer)):
+            raise ConfigurationError(
+                f"sde_sample_freq must be an integer (-1: draw the gSDE noise only at the start of each "
+                f"train_freq chunk), got {sde_sample_freq!r}."
+            )
+        if use_sde_at_warmup and not use_sde:
+            raise ConfigurationError(
+                "use_sde_at_warmup=True acts with the gSDE policy during the warm-up, which needs "
+                "use_sde=True too: pass use_sde=True, or drop use_sde_at_warmup."
+            )
+        self.use_sde = use_sde
+        self.sde_sample_freq = int(sde_sample_freq)
+        self.use_sde_at_warmup = use_sde_at_warmup
+        self._sde_steps = 0
         self.learn_ent_coef, self.ent_coef_init = parse_ent_coef(ent_coef)
         if target_entropy != "auto" and (
             isinstance(target_entropy, bool) or not isinstance(target_entropy, (int, float))
@@ -184,6 +212,52 @@ class SAC(OffPolicyAlgorithm):
             initial = torch.log(torch.full((1,), self.ent_coef_init))
             self.policy.log_ent_coef = torch.nn.Parameter(initial)
 
+    def make_policy(
+        self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
+    ) -> torch.nn.Module:
+        """The policy, given the algorithm's ``use_sde`` as SB3 does (the algorithm redraws the noise)."""
+        if "use_sde" in policy_kwargs:
+            raise ConfigurationError(
+                f"Pass use_sde to {type(self).__name__}(use_sde=...), not in policy_kwargs: the algorithm "
+                "redraws the gSDE noise while collecting and training."
+            )
+        if self.use_sde:
+            policy_kwargs = {**policy_kwargs, "use_sde": True}
+        return super().make_policy(policy_cls, policy_kwargs)
+
+    # gSDE -----------------------------------------------------------------------------------------------
+    def reset_actor_noise(self, n_envs: int = 1) -> None:
+        """Draw new gSDE exploration matrices for the actor (one per env); does nothing without ``use_sde``.
+
+        Collection calls it with the number of environments; ``train_on_buffer`` calls it with 1 before
+        every gradient step, with gradients enabled. Subclasses that write their own ``train_on_buffer`` and
+        sample from the actor (``actor.action_log_prob``) must call it the same way.
+        """
+        if self.use_sde:
+            self._require_policy().actor.reset_noise(n_envs)
+
+    @torch.inference_mode()
+    def collect_chunk(self) -> int:
+        """One ``train_freq`` chunk; with gSDE the noise is drawn afresh at its start (SB3's collect_rollouts)."""
+        if self.use_sde:
+            assert self._env is not None
+            self._sde_steps = 0
+            self.reset_actor_noise(self._env.num_envs)
+        return super().collect_chunk()
+
+    def on_env_step(self) -> None:
+        """With gSDE and ``sde_sample_freq > 0``: redraw the noise every ``sde_sample_freq`` steps of a chunk."""
+        super().on_env_step()
+        if self.use_sde and self.sde_sample_freq > 0:
+            self._sde_steps += 1
+            if self._sde_steps % self.sde_sample_freq == 0:
+                assert self._env is not None
+                self.reset_actor_noise(self._env.num_envs)
+
+    def random_warmup_steps(self) -> int:
+        """``learning_starts``, or 0 with ``use_sde_at_warmup`` (the gSDE policy acts from the first step)."""
+        return 0 if self.use_sde_at_warmup else self.learning_starts
+
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
         policy = self._require_policy()
         optimizers = [
@@ -211,8 +285,12 @@ class SAC(OffPolicyAlgorithm):
         actor_params = list(actor.parameters())
         log_ent_coef = policy.log_ent_coef if self.learn_ent_coef else None
         target_entropy = self.target_entropy
+        use_sde = self.use_sde
         for step in range(gradient_steps):
             data = buffer.sample(batch_size)
+            if use_sde:
+                # log std changed at the last step; the actor loss differentiates through this draw.
+                self.reset_actor_noise()
             discounts = data.discounts if data.discounts is not None else self.gamma
             observations = preprocess(data.observations)
             next_observations = preprocess(data.next_observations)
@@ -255,4 +333,6 @@ class SAC(OffPolicyAlgorithm):
         metrics = super().collect_metrics()
         if not self.learn_ent_coef and self._n_updates:
             metrics["train/ent_coef"] = self.ent_coef_init
+        if self.use_sde:
+            metrics["train/std"] = float(self._require_policy().actor.get_std().detach().mean())
         return metrics

@@ -118,7 +118,5 @@ def test_unsupported_spaces_and_bad_arguments_are_refused() -> None:
             SAC(ent_coef=bad)
     with pytest.raises(ConfigurationError, match="target_entropy"):
         SAC(target_entropy="high")
-    with pytest.raises(ConfigurationError, match="gSDE"):
-        SAC(use_sde=True)
     with pytest.raises(ConfigurationError, match="keys 'pi'"):
         SAC(env="Pendulum-v1", policy_kwargs={"net_arch": {"pi": [8], "vf": [8]}})

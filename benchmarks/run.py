@@ -1,0 +1,196 @@
+"""lit-sb3 beside Stable-Baselines3 / sb3-contrib: speed, memory and learning, case by case.
+
+    python benchmarks/run.py --quick                   # a representative subset, short budgets (minutes)
+    python benchmarks/run.py                           # every case at rl-zoo3's budget, seeds 0 1 2 (hours)
+    python benchmarks/run.py --algos ppo dqn           # only these algorithms
+    python benchmarks/run.py --cases sac-zoo --repeats 3 --seeds 0 1
+    python benchmarks/run.py --list                    # the cases and their settings
+
+Every case trains the same algorithm with identical hyperparameters on the same environment in both
+libraries. Each run (one library, one case, one seed) is a fresh process with the same torch thread
+setting; only ``learn()`` is timed; the library that goes first alternates. Writes ``OUT/results.md``
+(the table, also printed as it goes), ``OUT/results.json`` (every run, with its learning curve) and
+``OUT/<case>.png`` (learning curves, lit-sb3 beside SB3). Cases whose lit-sb3 plugin is not installed
+are listed as skipped. Progress goes to stderr, the table to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.metadata
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from suite import report
+from suite.cases import CASES, QUICK, Case
+from suite.runner import Settings, lit_algorithms, run_case, unavailable
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results"
+FULL_SEEDS, FULL_REPEATS = [0, 1, 2], 1
+QUICK_SEEDS, QUICK_REPEATS = [0], 2
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"short budgets, seed {QUICK_SEEDS} x {QUICK_REPEATS} repeats; "
+        f"without --algos/--cases only {', '.join(QUICK)}",
+    )
+    parser.add_argument("--algos", nargs="+", metavar="ALGO", help="run the cases of these algorithms")
+    parser.add_argument("--cases", nargs="+", metavar="CASE", help="run these cases (see --list)")
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        metavar="SEED",
+        help=f"training seeds (default {FULL_SEEDS}, quick {QUICK_SEEDS})",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=_positive,
+        help=f"runs per seed and library (default {FULL_REPEATS}, quick {QUICK_REPEATS})",
+    )
+    parser.add_argument("--steps", type=_positive, help="environment steps per run for every case")
+    parser.add_argument("--threads", type=_positive, default=1, help="torch threads in every run (default 1)")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})"
+    )
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    args = parser.parse_args(argv)
+    algos = {case.algo for case in CASES}
+    names = {case.name for case in CASES}
+    for label, given, valid in (("--algos", args.algos, algos), ("--cases", args.cases, names)):
+        unknown = sorted(set(given or ()) - valid)
+        if unknown:
+            parser.error(f"{label}: unknown {', '.join(unknown)}; choose from {', '.join(sorted(valid))}.")
+    if args.seeds is not None and len(set(args.seeds)) != len(args.seeds):
+        parser.error(f"--seeds: each seed once, got {args.seeds}.")
+    return args
+
+
+def select(args: argparse.Namespace) -> list[Case]:
+    """The cases to run: --algos and --cases together, or the quick subset, or everything."""
+    if args.algos or args.cases:
+        return [c for c in CASES if c.algo in (args.algos or ()) or c.name in (args.cases or ())]
+    return [c for c in CASES if c.name in QUICK] if args.quick else list(CASES)
+
+
+def _versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {}
+    for distribution in (
+        "torch",
+        "stable-baselines3",
+        "sb3-contrib",
+        "lit-sb3-core",
+        "gymnasium",
+        "lightning",
+    ):
+        try:
+            versions[distribution] = importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            versions[distribution] = None
+    return versions
+
+
+def _progress(run: dict[str, Any]) -> None:
+    label = f"  {run['case']:<32} {run['library']:<4} seed {run['seed']} repeat {run['repeat']}"
+    if "error" in run:
+        print(f"{label}  FAILED: {run['error']}", file=sys.stderr, flush=True)
+        return
+    print(
+        f"{label}  {run['steps_per_s']:>8.0f} steps/s  learn {run['learn_s']:6.1f} s  "
+        f"{run['peak_rss_mib']:4.0f} MiB  return {run['eval_mean']:8.1f}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    cases = select(args)
+    settings = Settings(
+        seeds=args.seeds or (QUICK_SEEDS if args.quick else FULL_SEEDS),
+        repeats=args.repeats or (QUICK_REPEATS if args.quick else FULL_REPEATS),
+        threads=args.threads,
+        quick=args.quick,
+        steps=args.steps,
+    )
+    if args.list:
+        for case in CASES:
+            mark = "*" if case.name in QUICK else " "
+            print(
+                f"{mark} {case.name:<32} {case.algo:<14} {case.env:<20} steps {case.steps:>7,} "
+                f"(quick {case.quick_steps:,})  {case.config}"
+            )
+        print("\n* in the --quick subset")
+        return 0
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    lit_algos = lit_algorithms()
+    meta: dict[str, Any] = {
+        "argv": sys.argv[1:] if argv is None else argv,
+        "quick": settings.quick,
+        "seeds": list(settings.seeds),
+        "repeats": settings.repeats,
+        "threads": settings.threads,
+        "steps_override": settings.steps,
+        "started": datetime.datetime.now().isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "versions": _versions(),
+        "lit_sb3_algorithms": lit_algos,
+    }
+    print(
+        f"{len(cases)} case(s), seeds {list(settings.seeds)} x {settings.repeats} repeat(s), "
+        f"torch threads = {settings.threads}, results in {args.out}\n"
+    )
+    print(report.TABLE_HEADER, flush=True)
+    start = time.perf_counter()
+    done: list[tuple[Case, dict[str, Any]]] = []
+    failed = False
+    for case in cases:
+        result: dict[str, Any] = {"steps": settings.budget(case)}
+        reason = unavailable(case, lit_algos)
+        if reason is not None:
+            result.update(status="skipped", reason=reason)
+            print(f"  {case.name}: skipped, {reason}", file=sys.stderr, flush=True)
+        else:
+            runs = run_case(case, settings, progress=_progress)
+            result.update(status="ran", summary=report.summarize(runs), runs=runs)
+            failed |= any("error" in run for run in runs)
+            report.plot_curves(args.out / f"{case.name}.png", case, runs)
+        done.append((case, result))
+        print(report.table_row(case, result), flush=True)
+        # Rewritten after every case: an interrupted suite keeps what it measured.
+        meta.update(
+            finished=datetime.datetime.now().isoformat(timespec="seconds"), wall_s=time.perf_counter() - start
+        )
+        report.write_markdown(args.out / "results.md", meta, done)
+        report.write_json(args.out / "results.json", meta, done)
+    print(
+        f"\nWall time {meta['wall_s'] / 60:.1f} min. Wrote {args.out / 'results.md'}, results.json and plots."
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""The benchmark cases: what runs, with which hyperparameters, for how long. Plain data only.
+
+Each case trains the same algorithm in both libraries on the same environment with the same
+hyperparameters. ``hyperparams`` are written once, in the notation lit-sb3 accepts (rl-zoo3's ``"lin_x"``
+linear schedules, action-noise specs such as ``{"type": "normal", "sigma": 0.1}``);
+``suite.libraries`` translates them into the objects SB3 expects. ``steps`` is rl-zoo3's budget for the
+pair (or the documented fraction of it, see ``note``); ``quick_steps`` is the budget under ``--quick``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["CASES", "QUICK", "Case", "by_name"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark: an algorithm, an environment and a configuration.
+
+    Args:
+        name: unique id, used on the command line and in file names.
+        algo: the lit-sb3 registry name (``lit_sb3.list_algos()``); the case is skipped without it.
+        sb3: the SB3 / sb3-contrib class, ``"module:Class"``.
+        env: gymnasium env id.
+        config: short label of the configuration, shown in the table.
+        steps: environment steps per run in a full run.
+        quick_steps: environment steps per run under ``--quick``.
+        hyperparams: keyword arguments for both libraries' constructors.
+        n_envs: parallel training environments.
+        policy: policy alias, the same in both libraries.
+        wrapper: key into ``suite.envs.WRAPPERS``, applied to every env (training and evaluation).
+        normalize_obs: running observation normalization (SB3 ``VecNormalize(norm_reward=False)``,
+            lit-sb3 ``RLEnvDataModule(normalize="observation")``).
+        action_masks: evaluation passes the env's ``action_masks()`` to ``predict``.
+        recurrent: evaluation carries the policy's recurrent state between steps.
+        lit_trainer: extra ``RLTrainer`` arguments for the lit-sb3 run only: accelerations a user switches
+            on, such as ``{"precision": "bf16-mixed"}`` (SB3 has no equivalent and runs in float32).
+        note: anything a reader of the table should know about this case.
+    """
+
+    name: str
+    algo: str
+    sb3: str
+    env: str
+    config: str
+    steps: int
+    quick_steps: int
+    hyperparams: dict[str, Any] = field(default_factory=dict)
+    n_envs: int = 1
+    policy: str = "MlpPolicy"
+    wrapper: str | None = None
+    normalize_obs: bool = False
+    action_masks: bool = False
+    recurrent: bool = False
+    lit_trainer: dict[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def sb3_label(self) -> str:
+        """How the table names the reference library: ``SB3`` or ``sb3-contrib``."""
+        return "sb3-contrib" if self.sb3.startswith("sb3_contrib") else "SB3"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# rl-zoo3's tuned PPO settings for CartPole-v1 (ppo.yml), also its MaskablePPO and RecurrentPPO
+# (ppo_lstm.yml, CartPoleNoVel-v1) settings.
+_PPO_ZOO_CARTPOLE = {
+    "n_steps": 32, "batch_size": 256, "gae_lambda": 0.8, "gamma": 0.98, "n_epochs": 20, "ent_coef": 0.0,
+    "learning_rate": "lin_0.001", "clip_range": "lin_0.2",
+}  # fmt: skip
+
+# rl-zoo3's TD3 / DDPG settings for Pendulum-v1 (td3.yml, ddpg.yml).
+_TD3_ZOO_PENDULUM = {
+    "gamma": 0.98, "buffer_size": 200_000, "learning_starts": 10_000,
+    "action_noise": {"type": "normal", "sigma": 0.1}, "gradient_steps": 1, "train_freq": 1,
+    "learning_rate": 1e-3, "policy_kwargs": {"net_arch": [400, 300]},
+}  # fmt: skip
+
+CASES: list[Case] = [
+    # --- PPO on CartPole-v1 (rl-zoo3 budget 100k) ---
+    Case("ppo-zoo-8env", "ppo", "stable_baselines3:PPO", "CartPole-v1", "rl-zoo3, 8 envs", 100_000, 20_000,
+         _PPO_ZOO_CARTPOLE, n_envs=8),
+    Case("ppo-default-8env", "ppo", "stable_baselines3:PPO", "CartPole-v1", "SB3 defaults, 8 envs", 100_000,
+         20_000, n_envs=8),
+    Case("ppo-default-1env", "ppo", "stable_baselines3:PPO", "CartPole-v1", "SB3 defaults, 1 env", 100_000,
+         20_000),
+    # --- A2C: updates every n_steps * n_envs = 40 / 64 steps, so per-iteration overhead shows most ---
+    Case("a2c-zoo-cartpole", "a2c", "stable_baselines3:A2C", "CartPole-v1", "rl-zoo3, 8 envs", 500_000, 30_000,
+         {"ent_coef": 0.0}, n_envs=8),
+    Case("a2c-zoo-pendulum", "a2c", "stable_baselines3:A2C", "Pendulum-v1", "rl-zoo3 (gSDE), 8 envs", 200_000,
+         30_000,
+         {"ent_coef": 0.0, "max_grad_norm": 0.5, "n_steps": 8, "gae_lambda": 0.9, "vf_coef": 0.4,
+          "gamma": 0.9, "use_rms_prop": True, "normalize_advantage": False, "learning_rate": "lin_7e-4",
+          "use_sde": True, "policy_kwargs": {"log_std_init": -2, "ortho_init": False}},
+         n_envs=8, note="rl-zoo3 trains 1M steps with VecNormalize; here 200k steps, no normalization."),
+    # --- TRPO (rl-zoo3 budget 100k): time goes into the update (CG, line search, critic epochs) ---
+    Case("trpo-zoo-cartpole", "trpo", "sb3_contrib:TRPO", "CartPole-v1", "rl-zoo3, 2 envs", 100_000, 20_000,
+         {"n_steps": 512, "batch_size": 512, "cg_damping": 1e-3, "gae_lambda": 0.98, "gamma": 0.99,
+          "learning_rate": 1e-3, "n_critic_updates": 20},
+         n_envs=2),
+    Case("trpo-zoo-pendulum", "trpo", "sb3_contrib:TRPO", "Pendulum-v1", "rl-zoo3 (gSDE), 2 envs", 100_000,
+         20_000,
+         {"n_steps": 1024, "gamma": 0.9, "n_critic_updates": 15, "use_sde": True, "sde_sample_freq": 4},
+         n_envs=2, note="rl-zoo3 also normalizes observations; not here."),
+    # --- RecurrentPPO on CartPole without velocities (rl-zoo3 budget 100k) ---
+    Case("recurrent-ppo-zoo-8env", "recurrent_ppo", "sb3_contrib:RecurrentPPO", "CartPole-v1",
+         "rl-zoo3, no velocities, 8 envs", 100_000, 20_000, _PPO_ZOO_CARTPOLE, n_envs=8,
+         policy="MlpLstmPolicy", wrapper="no_velocity", recurrent=True),
+    Case("recurrent-ppo-zoo-8env-lstm64", "recurrent_ppo", "sb3_contrib:RecurrentPPO", "CartPole-v1",
+         "rl-zoo3, no velocities, LSTM 64, 8 envs", 100_000, 20_000,
+         {**_PPO_ZOO_CARTPOLE, "policy_kwargs": {"lstm_hidden_size": 64}}, n_envs=8,
+         policy="MlpLstmPolicy", wrapper="no_velocity", recurrent=True),
+    Case("recurrent-ppo-default-8env", "recurrent_ppo", "sb3_contrib:RecurrentPPO", "CartPole-v1",
+         "sb3-contrib defaults, no velocities, 8 envs", 100_000, 20_000, n_envs=8, policy="MlpLstmPolicy",
+         wrapper="no_velocity", recurrent=True),
+    # --- MaskablePPO ---
+    Case("maskable-ppo-arms-4env", "maskable_ppo", "sb3_contrib:MaskablePPO", "BenchMaskedArms-v0",
+         "1024-step rollouts, 4 envs", 100_000, 20_000, {"n_steps": 256, "batch_size": 64, "n_epochs": 10},
+         n_envs=4, action_masks=True,
+         note="Masked arms: a random allowed arm earns ~8 per episode, the best ~15; forbidden picks must be 0."),
+    Case("maskable-ppo-zoo-cartpole", "maskable_ppo", "sb3_contrib:MaskablePPO", "CartPole-v1",
+         "rl-zoo3 PPO, all actions allowed, 8 envs", 100_000, 20_000, _PPO_ZOO_CARTPOLE, n_envs=8,
+         wrapper="all_actions_allowed", action_masks=True),
+    # --- ARS ---
+    Case("ars-zoo-cartpole", "ars", "sb3_contrib:ARS", "CartPole-v1", "rl-zoo3, linear policy", 50_000, 20_000,
+         {"n_delta": 2}, policy="LinearPolicy"),
+    Case("ars-zoo-pendulum", "ars", "sb3_contrib:ARS", "Pendulum-v1", "rl-zoo3, obs normalization", 200_000,
+         20_000,
+         {"learning_rate": 0.018, "n_delta": 4, "n_top": 1, "delta_std": 0.1,
+          "policy_kwargs": {"net_arch": [16]}, "zero_policy": False},
+         normalize_obs=True, note="A tenth of rl-zoo3's 2M-step budget."),
+    Case("ars-default-4env", "ars", "sb3_contrib:ARS", "CartPole-v1", "sb3-contrib defaults, 4 envs", 100_000,
+         20_000, n_envs=4,
+         note="With several envs sb3-contrib scores each candidate on all envs; lit-sb3 runs one per env."),
+    # --- DQN on CartPole-v1 (rl-zoo3 budget 50k) ---
+    Case("dqn-default", "dqn", "stable_baselines3:DQN", "CartPole-v1", "SB3 defaults", 50_000, 10_000),
+    Case("dqn-zoo", "dqn", "stable_baselines3:DQN", "CartPole-v1", "rl-zoo3", 50_000, 10_000,
+         {"learning_rate": 2.3e-3, "batch_size": 64, "buffer_size": 100_000, "learning_starts": 1000,
+          "gamma": 0.99, "target_update_interval": 10, "train_freq": 256, "gradient_steps": 128,
+          "exploration_fraction": 0.16, "exploration_final_eps": 0.04, "policy_kwargs": {"net_arch": [256, 256]}}),
+    # --- Off-policy continuous control on Pendulum-v1 (rl-zoo3 budget 20k) ---
+    Case("sac-default", "sac", "stable_baselines3:SAC", "Pendulum-v1", "SB3 defaults", 20_000, 1_000),
+    Case("sac-zoo", "sac", "stable_baselines3:SAC", "Pendulum-v1", "rl-zoo3", 20_000, 1_000,
+         {"learning_rate": 1e-3}),
+    Case("td3-default", "td3", "stable_baselines3:TD3", "Pendulum-v1", "SB3 defaults (no noise)", 20_000, 1_000),
+    Case("td3-zoo", "td3", "stable_baselines3:TD3", "Pendulum-v1", "rl-zoo3", 20_000, 12_000, _TD3_ZOO_PENDULUM,
+         note="The first 10k steps act at random (learning_starts)."),
+    Case("ddpg-zoo", "ddpg", "stable_baselines3:DDPG", "Pendulum-v1", "rl-zoo3", 20_000, 12_000,
+         _TD3_ZOO_PENDULUM, note="The first 10k steps act at random (learning_starts)."),
+    # --- The same with bf16 autocast switched on in lit-sb3 (RLTrainer(precision="bf16-mixed")) ---
+    Case("sac-default-bf16", "sac", "stable_baselines3:SAC", "Pendulum-v1", "SB3 defaults, lit-sb3 bf16-mixed",
+         20_000, 1_000, lit_trainer={"precision": "bf16-mixed"},
+         note="lit-sb3 under bf16 autocast against SB3 in float32: an acceleration only lit-sb3 offers."),
+    Case("td3-default-bf16", "td3", "stable_baselines3:TD3", "Pendulum-v1",
+         "SB3 defaults (no noise), lit-sb3 bf16-mixed", 20_000, 1_000, lit_trainer={"precision": "bf16-mixed"}),
+    Case("tqc-zoo", "tqc", "sb3_contrib:TQC", "Pendulum-v1", "rl-zoo3", 20_000, 1_000, {"learning_rate": 1e-3}),
+    Case("crossq-zoo", "crossq", "sb3_contrib:CrossQ", "Pendulum-v1", "rl-zoo3", 20_000, 1_000,
+         {"policy_delay": 2, "policy_kwargs": {"net_arch": [256, 256]}}),
+]  # fmt: skip
+
+# The --quick subset: one representative per loop (on-policy with many small updates, the tightest
+# per-iteration loop, replay with few updates, replay with one update per step).
+QUICK: list[str] = ["ppo-zoo-8env", "a2c-zoo-cartpole", "dqn-default", "sac-default"]
+
+
+def by_name(name: str) -> Case:
+    """The case called ``name``; a KeyError listing the valid names otherwise."""
+    for case in CASES:
+        if case.name == name:
+            return case
+    raise KeyError(f"No benchmark case {name!r}; choose from: {', '.join(c.name for c in CASES)}.")
+
+
+_names = [case.name for case in CASES]
+assert len(set(_names)) == len(_names), "benchmark case names must be unique"
+assert set(QUICK) <= set(_names), "QUICK names a case that does not exist"

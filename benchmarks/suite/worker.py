@@ -1,0 +1,74 @@
+"""One benchmark run in its own process: one library, one case, one seed.
+
+    python -m suite.worker SPEC.json RESULT.json      (started by ``suite.runner``, never by hand)
+
+A fresh process per run makes ``ru_maxrss`` that run's peak memory and keeps one library's imports and
+caches from touching the other's timing. The timed region is ``learn()`` only; evaluation follows it.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any
+
+__all__ = ["run"]
+
+
+def run(spec: dict[str, Any]) -> dict[str, Any]:
+    """Train and evaluate as ``spec`` says (case, library, seed, steps, threads); return the measurements."""
+    import torch
+
+    # Before any model exists: the same thread settings for both libraries.
+    torch.set_num_threads(int(spec["threads"]))
+
+    from suite.cases import by_name
+    from suite.libraries import LIBRARIES
+    from suite.measure import RECORD, evaluate, peak_rss_mib
+
+    case = by_name(spec["case"])
+    seed, steps = int(spec["seed"]), int(spec["steps"])
+    job = LIBRARIES[spec["library"]](case, seed)
+    wall, cpu = time.perf_counter(), time.process_time()
+    job.learn(steps)
+    learn_s, cpu_s = time.perf_counter() - wall, time.process_time() - cpu
+    returns = evaluate(case, job.predict, seed)
+    other = "stable_baselines3" if spec["library"] == "lit" else "lit_sb3"
+    return {
+        "num_timesteps": job.num_timesteps,
+        "recorded_steps": RECORD.steps,
+        "learn_s": learn_s,
+        "cpu_s": cpu_s,
+        "steps_per_s": job.num_timesteps / learn_s,
+        "cpu_steps_per_s": job.num_timesteps / cpu_s if cpu_s > 0 else float("nan"),
+        "peak_rss_mib": peak_rss_mib(),
+        "eval_returns": returns,
+        "eval_mean": statistics.fmean(returns),
+        "episodes": RECORD.episodes,
+        "invalid_actions": RECORD.invalid_actions,
+        "other_library_imported": other in sys.modules,
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
+def main() -> int:
+    spec_path, result_path = sys.argv[1:3]
+    spec = json.loads(Path(spec_path).read_text())
+    warnings.filterwarnings("ignore")
+    try:
+        result = {**spec, **run(spec)}
+        code = 0
+    except Exception as exc:  # noqa: BLE001 - reported in the results, the suite goes on
+        result = {**spec, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+        code = 1
+    Path(result_path).write_text(json.dumps(result))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

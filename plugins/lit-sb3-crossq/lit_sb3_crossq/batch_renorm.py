@@ -1,0 +1,132 @@
+"""Batch Renormalization, the normalization layer of CrossQ's networks.
+
+Ioffe, "Batch Renormalization: Towards Reducing Minibatch Dependence in Batch-Normalized Models", NeurIPS
+2017, https://arxiv.org/abs/1702.03275.
+
+Batch normalization normalizes with the statistics of the current minibatch while training, but with
+running averages when acting. Batch Renorm removes that mismatch: in training mode it normalizes with the
+minibatch statistics *corrected toward the running ones*,
+
+    x_hat = (x - mu_B) / sigma_B * r + d,   r = sigma_B / sigma,   d = (mu_B - mu) / sigma,
+
+where ``mu``/``sigma`` are the running mean and standard deviation, ``r`` is clipped to
+``[1/r_max, r_max]``, ``d`` to ``[-d_max, d_max]``, and neither carries a gradient. Unclipped, this is
+exactly normalization by the running statistics; the gradients still see the batch's. During the first
+``warmup_steps`` training forward passes ``r = 1`` and ``d = 0``: plain batch norm, while the running
+statistics settle. In eval mode the layer normalizes with the running statistics alone.
+
+Conventions (chosen so that the warm-up is exactly ``torch.nn.BatchNorm1d``): the minibatch variance of the
+normalization is the biased one, the running variance is updated with the unbiased one, and ``momentum``
+is the weight of the new batch, ``running <- (1 - momentum) * running + momentum * batch``. sb3-contrib
+2.9's ``BatchRenorm`` differs in details that only move results by fractions of a percent: it uses the
+unbiased variance in the normalization too, adds ``eps`` to the corrected variance rather than to the batch
+variance, and switches to renormalization one forward pass later. Its state names (``ra_mean``,
+``ra_var``, ``steps``, ``scale``, ``bias``) are kept, so parameters line up with sb3-contrib's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+from torch import nn
+
+__all__ = ["BatchRenorm", "set_training"]
+
+
+class BatchRenorm(nn.Module):
+    """Batch Renormalization over the features of ``(batch, num_features)`` inputs.
+
+    Args:
+        num_features: size of the feature dimension.
+        eps: added to variances before the square root.
+        momentum: weight of the current batch in the running averages (sb3-contrib's CrossQ: 0.01).
+        affine: learn a per-feature scale and bias applied after normalizing.
+        warmup_steps: training forward passes of plain batch norm before the renormalization starts.
+        r_max / d_max: clip of the scale correction ``r`` (to ``[1/r_max, r_max]``) and of the shift
+            correction ``d`` (to ``[-d_max, d_max]``); sb3-contrib's values.
+    """
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 0.001,
+        momentum: float = 0.01,
+        affine: bool = True,
+        warmup_steps: int = 100_000,
+        r_max: float = 3.0,
+        d_max: float = 5.0,
+    ) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.warmup_steps = warmup_steps
+        self.r_max = r_max
+        self.d_max = d_max
+        self.register_buffer("ra_mean", torch.zeros(num_features))
+        self.register_buffer("ra_var", torch.ones(num_features))
+        self.register_buffer("steps", torch.tensor(0, dtype=torch.long))
+        if affine:
+            self.scale = nn.Parameter(torch.ones(num_features))
+            self.bias = nn.Parameter(torch.zeros(num_features))
+        else:
+            self.register_parameter("scale", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() != 2 or x.shape[1] != self.num_features:
+            raise ValueError(
+                f"BatchRenorm({self.num_features}) expects inputs of shape (batch, {self.num_features}), "
+                f"got {tuple(x.shape)}."
+            )
+        # Each branch gives y = source * weight + shift with per-feature weight and shift, so the batch
+        # itself only goes through one fused multiply-add (and, in training, the centring).
+        if self.training:
+            source, weight, shift = self._renormalize(x)
+        else:
+            # Running statistics only: a sample's output does not depend on the rest of its batch.
+            source, weight = x, torch.rsqrt(self.ra_var + self.eps)
+            shift = -self.ra_mean * weight
+        if self.affine:
+            weight, shift = weight * self.scale, shift * self.scale + self.bias
+        return torch.addcmul(shift, source, weight)
+
+    def _renormalize(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``x_hat = (x - mu_B) / sigma_B * r + d`` as ``(x - mu_B, r / sigma_B, d)``; updates the running stats."""
+        n = x.shape[0]
+        if n < 2:
+            raise ValueError(
+                "BatchRenorm needs at least 2 samples per batch in training mode (a single sample has no "
+                "variance); use a larger batch, or put the layer in eval mode."
+            )
+        # Centring by hand: torch.var_mean over dim 0 is an order of magnitude slower on CPU.
+        batch_mean = x.mean(dim=0)
+        centered = x - batch_mean
+        batch_var = centered.square().mean(dim=0)
+        batch_std = torch.sqrt(batch_var + self.eps)
+        with torch.no_grad():
+            running_std = torch.sqrt(self.ra_var + self.eps)
+            r = (batch_std / running_std).clamp(1.0 / self.r_max, self.r_max)
+            d = ((batch_mean - self.ra_mean) / running_std).clamp(-self.d_max, self.d_max)
+            warmed_up = self.steps >= self.warmup_steps  # a tensor: no host sync on accelerators
+            r = torch.where(warmed_up, r, 1.0)
+            d = torch.where(warmed_up, d, 0.0)
+            stats_dtype = self.ra_mean.dtype
+            self.ra_mean.lerp_(batch_mean.to(stats_dtype), self.momentum)
+            self.ra_var.lerp_((batch_var * (n / (n - 1))).to(stats_dtype), self.momentum)
+            self.steps += 1
+        return centered, r / batch_std, d
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"warmup_steps={self.warmup_steps}, r_max={self.r_max}, d_max={self.d_max}"
+        )
+
+
+def set_training(modules: Iterable[nn.Module], mode: bool) -> None:
+    """Switch exactly these (leaf) modules between batch statistics (train) and running statistics (eval)."""
+    for module in modules:
+        module.training = mode

@@ -1,0 +1,268 @@
+"""CrossQ: SAC without target networks, made stable and sample-efficient by batch normalization.
+
+Bhatt et al., "CrossQ: Batch Normalization in Deep Reinforcement Learning for Greater Sample Efficiency and
+Simplicity", ICLR 2024, https://arxiv.org/abs/1902.05605 (https://openreview.net/forum?id=PczQtTsTIX).
+
+CrossQ is maximum-entropy actor-critic (SAC) with three changes: no target networks (the critics
+bootstrap from themselves), Batch Renormalization layers in critics and actor (``batch_renorm.py``), and
+wide critics. Batch norm alone fails in SAC because ``(s, a)`` from the buffer and ``(s', a' ~ pi)`` are
+distributed differently, so one of them is always normalized with the other's statistics. CrossQ
+evaluates both in **one** forward pass over the concatenated batch, so the statistics cover the mixture.
+
+Each gradient step, on a minibatch ``(s, a, r, s')`` (train/eval modes of the normalization layers as in
+sb3-contrib 2.9: "train" normalizes with the batch and updates the running statistics, "eval" uses them):
+
+1. ``a' ~ pi(s')`` with the actor's layers in eval mode, without gradients;
+2. critics, layers in train mode: ``[Q_i(s, a); Q_i(s', a')] = Q_i([s; s'], [a; a'])`` jointly; regress
+   ``Q_i(s, a)`` onto ``y = r + (1 - done) * gamma * (min_j Q_j(s', a') - alpha * log pi(a'|s'))``, with ``y``
+   held constant;
+3. every ``policy_delay`` steps: sample ``a~ ~ pi(s)`` with the actor's layers in train mode; update the
+   temperature (``ent_coef="auto"``) on ``-log(alpha) * (log pi(a~|s) + target_entropy)``; then minimise
+   ``alpha * log pi(a~|s) - min_i Q_i(s, a~)`` with the critics' layers in eval mode (gradients flow into
+   the actor only).
+
+Acting and ``predict`` run every layer in eval mode. Defaults and logged metrics are sb3-contrib's CrossQ.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from gymnasium import spaces
+from lit_sb3_sac.sac import parse_ent_coef
+
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.noise import ActionNoise
+from lit_sb3_core.off_policy import OffPolicyAlgorithm, TrainFreq
+from lit_sb3_core.schedules import Schedule
+from lit_sb3_core.spaces import describe_space
+from lit_sb3_crossq.batch_renorm import set_training
+from lit_sb3_crossq.hyperparams import TUNED
+from lit_sb3_crossq.policies import CROSSQ_POLICY_ALIASES
+
+__all__ = ["CrossQ"]
+
+
+class CrossQ(OffPolicyAlgorithm):
+    """CrossQ: SAC with Batch-Renormalized networks, joint critic passes and no target networks.
+
+    Args:
+        policy: ``"MlpPolicy"`` or a policy class / import path (sb3-contrib 2.9 has no CNN or multi-input
+            CrossQ policy; neither does this plugin).
+        env: optional environment (id, Env, factory, VectorEnv) to build the policy and ``learn`` on.
+        learning_rate: Adam step size of actor, critics and temperature (number, ``"lin_<start>"``, callable).
+        buffer_size: replay buffer capacity (transitions).
+        learning_starts: random-action steps before learning starts.
+        batch_size: minibatch size of each gradient step (the critics see twice as many rows: ``s`` and
+            ``s'``); at least 2, for batch statistics.
+        gamma: discount factor.
+        train_freq: update every ``n`` environment steps, or ``(n, "step" | "episode")``.
+        gradient_steps: gradient steps after each ``train_freq`` chunk (-1: as many as steps collected).
+        action_noise: optional extra exploration noise (an ``ActionNoise`` or a spec dict).
+        replay_buffer_class / replay_buffer_kwargs: buffer class (name, path or class) and its arguments.
+        optimize_memory_usage: store each observation once in the replay buffer.
+        n_steps: n-step returns (1: one-step TD targets).
+        ent_coef: entropy temperature alpha: ``"auto"`` (learned from 1), ``"auto_<init>"`` or a fixed number.
+        target_entropy: entropy the temperature steers toward; ``"auto"`` is ``-dim(A)``.
+        policy_delay: critic updates per actor (and temperature) update.
+        use_sde / sde_sample_freq / use_sde_at_warmup: gSDE (not available yet).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        tensorboard_log: folder for ``learn``'s TensorBoard logs.
+        policy_kwargs: arguments of the policy (``net_arch``, ``batch_norm``, ``batch_norm_momentum``,
+            ``renorm_warmup_steps``, ``n_critics``, ...; see ``CrossQPolicy``).
+        verbose: 1 prints the metrics when they are logged.
+        seed: random seed for python, numpy, torch, the environments and the buffer.
+        device: accelerator for ``learn``.
+        checkpoint_replay_buffer: keep the replay buffer in Lightning checkpoints.
+    """
+
+    algo_name: ClassVar[str] = "crossq"
+    policy_aliases: ClassVar[dict[str, Any]] = CROSSQ_POLICY_ALIASES
+    tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
+    supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box,)
+    # sb3-contrib's CrossQ only has MlpPolicy: no Dict observations (the joint pass concatenates tensors).
+    supported_observation_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
+        spaces.Box,
+        spaces.Discrete,
+        spaces.MultiDiscrete,
+        spaces.MultiBinary,
+    )
+
+    def __init__(
+        self,
+        policy: Any = "MlpPolicy",
+        env: Any = None,
+        learning_rate: float | str | Schedule = 1e-3,
+        buffer_size: int = 1_000_000,
+        learning_starts: int = 100,
+        batch_size: int = 256,
+        gamma: float = 0.99,
+        train_freq: int | TrainFreq | list[Any] = 1,
+        gradient_steps: int = 1,
+        action_noise: ActionNoise | dict[str, Any] | None = None,
+        replay_buffer_class: Any = None,
+        replay_buffer_kwargs: dict[str, Any] | None = None,
+        optimize_memory_usage: bool = False,
+        n_steps: int = 1,
+        ent_coef: str | float = "auto",
+        target_entropy: str | float = "auto",
+        policy_delay: int = 3,
+        use_sde: bool = False,
+        sde_sample_freq: int = -1,
+        use_sde_at_warmup: bool = False,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: str = "auto",
+        checkpoint_replay_buffer: bool = True,
+    ) -> None:
+        if use_sde or use_sde_at_warmup:
+            raise ConfigurationError(
+                "CrossQ(use_sde=True): gSDE is not available in lit-sb3 yet; use the default Gaussian "
+                "exploration."
+            )
+        self.learn_ent_coef, self.ent_coef_init = parse_ent_coef(ent_coef)
+        if target_entropy != "auto" and (
+            isinstance(target_entropy, bool) or not isinstance(target_entropy, (int, float))
+        ):
+            raise ConfigurationError(f"target_entropy must be 'auto' or a number, got {target_entropy!r}.")
+        if isinstance(policy_delay, bool) or not isinstance(policy_delay, int) or policy_delay < 1:
+            raise ConfigurationError(f"CrossQ policy_delay must be a positive integer, got {policy_delay!r}.")
+        if isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size == 1:
+            raise ConfigurationError(
+                "CrossQ batch_size must be at least 2: its Batch Renorm layers normalize with the statistics "
+                "of each minibatch."
+            )
+        self.ent_coef = ent_coef
+        self.target_entropy: Any = target_entropy
+        self.policy_delay = policy_delay
+        super().__init__(
+            policy=policy,
+            env=env,
+            learning_rate=learning_rate,
+            buffer_size=buffer_size,
+            learning_starts=learning_starts,
+            batch_size=batch_size,
+            tau=1.0,  # no target networks
+            gamma=gamma,
+            train_freq=train_freq,
+            gradient_steps=gradient_steps,
+            action_noise=action_noise,
+            replay_buffer_class=replay_buffer_class,
+            replay_buffer_kwargs=replay_buffer_kwargs,
+            optimize_memory_usage=optimize_memory_usage,
+            n_steps=n_steps,
+            policy_kwargs=policy_kwargs,
+            stats_window_size=stats_window_size,
+            tensorboard_log=tensorboard_log,
+            verbose=verbose,
+            seed=seed,
+            device=device,
+            checkpoint_replay_buffer=checkpoint_replay_buffer,
+        )
+
+    def _check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+        if isinstance(observation_space, spaces.Dict):
+            raise ConfigurationError(
+                f"CrossQ does not support Dict observations ({describe_space(observation_space)}): like "
+                "sb3-contrib's CrossQ it has MlpPolicy only. Flatten them with "
+                "gymnasium.wrappers.FlattenObservation, or use SAC's MultiInputPolicy."
+            )
+        super()._check_spaces(observation_space, action_space)
+
+    def _setup_model(self) -> None:
+        """Target entropy from the action size; the learned log-temperature lives in the policy's weights."""
+        assert self.action_space is not None and self.policy is not None
+        if self.hparams.get("target_entropy", self.target_entropy) == "auto":
+            self.target_entropy = float(-np.prod(self.action_space.shape))
+        else:
+            self.target_entropy = float(self.hparams.get("target_entropy", self.target_entropy))
+        if self.learn_ent_coef:
+            # Optimising log(alpha) keeps alpha positive (softlearning issue 37).
+            initial = torch.log(torch.full((1,), self.ent_coef_init))
+            self.policy.log_ent_coef = torch.nn.Parameter(initial)
+
+    def configure_optimizers(self) -> list[torch.optim.Optimizer]:
+        policy = self._require_policy()
+        optimizers = [
+            self.make_optimizer(policy.actor.parameters()),
+            self.make_optimizer(policy.critic.parameters()),
+        ]
+        if self.learn_ent_coef:
+            # Plain Adam for the temperature, as sb3-contrib (the policy's betas=(0.5, 0.999) are not used).
+            fused = self.device.type in ("cpu", "cuda")
+            optimizers.append(torch.optim.Adam([policy.log_ent_coef], lr=self.lr_schedule(1.0), fused=fused))
+        return optimizers
+
+    def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
+        policy, buffer = self.policy, self.replay_buffer
+        assert policy is not None and buffer is not None
+        optimizers = self.optimizers()
+        actor_optimizer, critic_optimizer = optimizers[0], optimizers[1]
+        ent_coef_optimizer = optimizers[2] if self.learn_ent_coef else None
+        self.update_learning_rate(optimizers)
+        actor, critic, preprocess = policy.actor, policy.critic, policy.preprocess
+        actor_norms, critic_norms = policy.actor_norms, policy.critic_norms
+        actor_params = list(actor.parameters())
+        log_ent_coef = policy.log_ent_coef if self.learn_ent_coef else None
+        target_entropy = self.target_entropy
+        for _ in range(gradient_steps):
+            self._n_updates += 1
+            data = buffer.sample(batch_size)
+            discounts = data.discounts if data.discounts is not None else self.gamma
+            observations = preprocess(data.observations)
+            next_observations = preprocess(data.next_observations)
+            if log_ent_coef is not None:
+                # Detached so that only the temperature loss moves log(alpha) (softlearning issue 60).
+                ent_coef: torch.Tensor | float = torch.exp(log_ent_coef.detach())
+                self.record("ent_coef", ent_coef)
+            else:
+                ent_coef = self.ent_coef_init
+
+            with torch.no_grad():
+                set_training(actor_norms, False)
+                next_actions, next_log_prob = actor.action_log_prob(next_observations)
+
+            # One pass over [s; s'] and [a; a']: the batch statistics cover both distributions.
+            set_training(critic_norms, True)
+            all_q = torch.cat(
+                critic(
+                    torch.cat([observations, next_observations]),
+                    torch.cat([data.actions, next_actions]),
+                ),
+                dim=1,
+            )
+            set_training(critic_norms, False)
+            current_q, next_q = all_q.split(data.actions.shape[0])
+            with torch.no_grad():
+                next_q = next_q.amin(dim=1, keepdim=True) - ent_coef * next_log_prob.reshape(-1, 1)
+                target_q = data.rewards + (1.0 - data.dones) * discounts * next_q
+            critic_loss = 0.5 * sum(F.mse_loss(q, target_q) for q in current_q.split(1, dim=1))
+            self.optimizer_step(critic_optimizer, critic_loss)
+            self.record("critic_loss", critic_loss)
+
+            if self._n_updates % self.policy_delay == 0:
+                set_training(actor_norms, True)
+                actions_pi, log_prob = actor.action_log_prob(observations)
+                set_training(actor_norms, False)
+                log_prob = log_prob.reshape(-1, 1)
+                if ent_coef_optimizer is not None:
+                    ent_coef_loss = -(log_ent_coef * (log_prob + target_entropy).detach()).mean()
+                    self.optimizer_step(ent_coef_optimizer, ent_coef_loss)
+                    self.record("ent_coef_loss", ent_coef_loss)
+
+                q_pi = torch.cat(critic(observations, actions_pi), dim=1).amin(dim=1, keepdim=True)
+                actor_loss = (ent_coef * log_prob - q_pi).mean()
+                self.optimizer_step(actor_optimizer, actor_loss, inputs=actor_params)
+                self.record("actor_loss", actor_loss)
+
+    def collect_metrics(self) -> dict[str, float]:
+        metrics = super().collect_metrics()
+        if not self.learn_ent_coef and self._n_updates:
+            metrics["train/ent_coef"] = self.ent_coef_init
+        return metrics

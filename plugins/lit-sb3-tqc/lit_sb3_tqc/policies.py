@@ -1,0 +1,171 @@
+"""TQC policies: SAC's squashed-Gaussian actor with ``n_critics`` quantile critics (sb3-contrib's layout).
+
+Each critic network maps ``(s, a)`` to ``n_quantiles`` atoms of the return distribution ``Z(s, a)``
+instead of one Q-value; everything else (the actor, features extractors, target critic, action scaling)
+is SAC's policy, which ``TQCPolicy`` subclasses.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from gymnasium import spaces
+from lit_sb3_sac.policies import SACPolicy
+from torch import nn
+
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.off_policy_policies import (
+    ContinuousCritic,
+    OffPolicyNetArch,
+    actor_critic_arch,
+    create_mlp,
+    freeze,
+)
+from lit_sb3_core.policies import resolve_class
+from lit_sb3_core.torch_layers import BaseFeaturesExtractor, CombinedExtractor, NatureCNN
+
+__all__ = ["TQC_POLICY_ALIASES", "CnnPolicy", "MultiInputPolicy", "QuantileCritic", "TQCPolicy"]
+
+
+def _check_positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigurationError(f"{name} must be a positive integer, got {value!r}.")
+    return value
+
+
+class QuantileCritic(ContinuousCritic):
+    """``n_critics`` networks, each giving ``n_quantiles`` atoms of ``Z(s, a)`` at levels ``(i + 0.5) / N``.
+
+    A ``ContinuousCritic`` whose heads output ``n_quantiles`` values instead of one, so target updates
+    (including a features extractor borrowed from the actor) work as for SAC's critics.
+
+    Args:
+        features_extractor: its own, or the actor's when ``share_features_extractor`` (then the critic
+            loss does not train it, as in sb3-contrib).
+        action_dim: flat action size.
+        net_arch: hidden layer sizes of each network.
+        activation_fn: activation class.
+        n_critics: number of networks.
+        n_quantiles: atoms per network.
+        share_features_extractor: the extractor belongs to the actor.
+    """
+
+    def __init__(
+        self,
+        features_extractor: BaseFeaturesExtractor,
+        action_dim: int,
+        net_arch: Sequence[int],
+        activation_fn: type[nn.Module] = nn.ReLU,
+        n_critics: int = 2,
+        n_quantiles: int = 25,
+        share_features_extractor: bool = False,
+    ) -> None:
+        _check_positive_int("n_quantiles", n_quantiles)
+        super().__init__(
+            features_extractor, action_dim, net_arch, activation_fn, n_critics, share_features_extractor
+        )
+        self.n_quantiles = n_quantiles
+        self.quantiles_total = n_critics * n_quantiles
+        # The base class built one-output heads ``qf0``, ``qf1``, ...: replace each (same name, same place
+        # in the state dict) with a head that outputs the quantiles.
+        in_dim = features_extractor.features_dim + action_dim
+        for index in range(n_critics):
+            self.add_module(f"qf{index}", create_mlp(in_dim, n_quantiles, net_arch, activation_fn))
+        self.q_networks = [getattr(self, f"qf{index}") for index in range(n_critics)]
+
+    def make_target(self) -> QuantileCritic:
+        """A frozen copy with its own features extractor, initialised to this critic's weights."""
+        extractor = self._shared_extractor[0] if self.share_features_extractor else self.features_extractor
+        action_dim, net_arch, activation_fn = self._config
+        target = QuantileCritic(
+            copy.deepcopy(extractor), action_dim, net_arch, activation_fn, self.n_critics, self.n_quantiles
+        )
+        for mine, theirs in zip(self.q_networks, target.q_networks):
+            theirs.load_state_dict(mine.state_dict())
+        return freeze(target)  # type: ignore[return-value]
+
+    def forward(self, obs: Any, actions: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        """Quantiles ``(batch, n_critics, n_quantiles)`` for preprocessed observations."""
+        q_input = torch.cat([self.features(obs), actions], dim=1)
+        return torch.stack([q_net(q_input) for q_net in self.q_networks], dim=1)
+
+
+class TQCPolicy(SACPolicy):
+    """Actor ``actor`` (SAC's), quantile critic ``critic`` and its target ``critic_target``.
+
+    Args:
+        observation_space / action_space: the environment's spaces; actions must be a bounded Box.
+        net_arch: hidden sizes, a list for actor and critics or ``dict(pi=[...], qf=[...])``.
+            Default ``[256, 256]``.
+        activation_fn: activation class or name. Default ReLU.
+        n_quantiles: atoms of the return distribution per critic network. Default 25.
+        n_critics: number of critic networks. Default 2 (as sb3-contrib; the paper uses 5).
+        share_features_extractor: the critic uses the actor's features extractor (trained by the actor
+            loss only).
+        **kwargs: the rest of ``SACPolicy``'s arguments (features extractor, optimizer, gSDE settings).
+    """
+
+    def __init__(
+        self,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        net_arch: OffPolicyNetArch = None,
+        activation_fn: Any = nn.ReLU,
+        n_quantiles: int = 25,
+        n_critics: int = 2,
+        share_features_extractor: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        _check_positive_int("n_quantiles", n_quantiles)
+        super().__init__(
+            observation_space,
+            action_space,
+            net_arch=net_arch,
+            activation_fn=activation_fn,
+            n_critics=n_critics,
+            share_features_extractor=share_features_extractor,
+            **kwargs,
+        )
+        # SACPolicy built scalar critics; TQC's output quantiles. Rebuild them on the same features
+        # extractor (the actor's when shared, else the one SACPolicy made for the critic).
+        _, critic_arch = actor_critic_arch(net_arch, [256, 256])
+        extractor = (
+            self.actor.features_extractor if share_features_extractor else self.critic.features_extractor
+        )
+        self.critic = QuantileCritic(
+            extractor,
+            self.n_actions,
+            critic_arch,
+            resolve_class(activation_fn, "activation_fn"),
+            n_critics,
+            n_quantiles,
+            share_features_extractor,
+        )
+        self.critic_target = self.critic.make_target()
+        self.n_quantiles = n_quantiles
+
+
+class CnnPolicy(TQCPolicy):
+    """``TQCPolicy`` with the NatureCNN features extractor, for image observations."""
+
+    def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, **kwargs: Any) -> None:
+        kwargs.setdefault("features_extractor_class", NatureCNN)
+        super().__init__(observation_space, action_space, **kwargs)
+
+
+class MultiInputPolicy(TQCPolicy):
+    """``TQCPolicy`` with the CombinedExtractor, for Dict observations."""
+
+    def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, **kwargs: Any) -> None:
+        kwargs.setdefault("features_extractor_class", CombinedExtractor)
+        super().__init__(observation_space, action_space, **kwargs)
+
+
+TQC_POLICY_ALIASES: dict[str, Any] = {
+    "MlpPolicy": TQCPolicy,
+    "CnnPolicy": CnnPolicy,
+    "MultiInputPolicy": MultiInputPolicy,
+}

@@ -142,6 +142,11 @@ CASES: list[Case] = [
          {"learning_rate": 2.3e-3, "batch_size": 64, "buffer_size": 100_000, "learning_starts": 1000,
           "gamma": 0.99, "target_update_interval": 10, "train_freq": 256, "gradient_steps": 128,
           "exploration_fraction": 0.16, "exploration_final_eps": 0.04, "policy_kwargs": {"net_arch": [256, 256]}}),
+    Case("qrdqn-zoo", "qrdqn", "sb3_contrib:QRDQN", "CartPole-v1", "rl-zoo3", 50_000, 10_000,
+         {"learning_rate": 2.3e-3, "batch_size": 64, "buffer_size": 100_000, "learning_starts": 1000,
+          "gamma": 0.99, "target_update_interval": 10, "train_freq": 256, "gradient_steps": 128,
+          "exploration_fraction": 0.16, "exploration_final_eps": 0.04,
+          "policy_kwargs": {"net_arch": [256, 256], "n_quantiles": 10}}),
     # --- Off-policy continuous control on Pendulum-v1 (rl-zoo3 budget 20k) ---
     Case("sac-default", "sac", "stable_baselines3:SAC", "Pendulum-v1", "SB3 defaults", 20_000, 1_000),
     Case("sac-zoo", "sac", "stable_baselines3:SAC", "Pendulum-v1", "rl-zoo3", 20_000, 1_000,

@@ -90,8 +90,10 @@ def test_registry_alias_and_facade_give_the_same_class() -> None:
 def test_tuned_hyperparameters_split_for_the_registered_env() -> None:
     assert RecurrentPPO.tuned_hyperparameters is TUNED
     split = tuned_hyperparameters("recurrent_ppo", "CartPoleNoVel-v1")
-    assert split["data"] == {"n_envs": 8} and split["trainer"] == {"max_steps": 100_000}
+    assert split["data"] == {"n_envs": 8, "normalize": "observation"}
+    assert split["trainer"] == {"max_steps": 100_000}
     assert split["model"]["n_steps"] == 32 and split["model"]["learning_rate"] == "lin_0.001"
+    assert split["model"]["policy_kwargs"]["lstm_hidden_size"] == 64
     for env_id, entry in TUNED.items():
         assert (
             gym.make(env_id).observation_space.shape[0]

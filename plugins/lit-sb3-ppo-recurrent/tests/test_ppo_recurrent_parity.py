@@ -4,6 +4,7 @@ sb3-contrib collects a rollout; lit-sb3 trains on a copy of it (through ``RLTrai
 manual optimization, gradient clipping and the learning-rate schedule are all in the loop) from the same
 initial weights, with the same minibatch rotation. Every weight and every logged training metric must
 agree to float precision: the sequence minibatching, masking, losses and optimizer are sb3-contrib's.
+Then whole runs of several iterations in lockstep (shared action samples): the rollouts too are sb3-contrib's.
 """
 
 from __future__ import annotations
@@ -115,7 +116,9 @@ def _shared_sampling(monkeypatch: pytest.MonkeyPatch) -> Any:
     restarts the stream (call it before each library's run)."""
     stream: dict[str, np.random.RandomState] = {}
 
-    def multinomial(probs: torch.Tensor, num_samples: int, replacement: bool = False, **_: Any) -> torch.Tensor:
+    def multinomial(
+        probs: torch.Tensor, num_samples: int, replacement: bool = False, **_: Any
+    ) -> torch.Tensor:
         assert num_samples == 1
         cdf = np.cumsum(probs.detach().double().cpu().numpy(), axis=-1)
         uniforms = stream["rng"].random_sample((cdf.shape[0], 1))
@@ -141,7 +144,10 @@ def test_several_iterations_in_lockstep_with_sb3_contrib(monkeypatch: pytest.Mon
     kwargs = {**LOCKSTEP, "learning_rate": 1e-3, "clip_range": 0.2}
     budget = LOCKSTEP_ITERATIONS * LOCKSTEP["n_steps"] * N_ENVS
     reference = contrib.RecurrentPPO(
-        "MlpLstmPolicy", env_util.make_vec_env(factory, n_envs=N_ENVS, seed=LOCKSTEP["seed"]), device="cpu", **kwargs
+        "MlpLstmPolicy",
+        env_util.make_vec_env(factory, n_envs=N_ENVS, seed=LOCKSTEP["seed"]),
+        device="cpu",
+        **kwargs,
     )
     initial = copy.deepcopy(reference.policy.state_dict())
     theirs: list[Any] = []
@@ -179,25 +185,27 @@ def test_several_iterations_in_lockstep_with_sb3_contrib(monkeypatch: pytest.Mon
 
     assert len(ours) == len(theirs) == LOCKSTEP_ITERATIONS
     truncated = 0
+
+    def close(actual: Any, expected: Any, what: str) -> None:
+        expected = torch.as_tensor(np.asarray(expected), dtype=torch.float32).reshape(actual.shape)
+        torch.testing.assert_close(torch.as_tensor(actual).float(), expected, rtol=0, atol=1e-5, msg=what)
+
     for iteration, (mine, ref) in enumerate(zip(ours, theirs)):
         shape = mine.values.shape
-
-        def close(actual: Any, expected: Any, what: str) -> None:
-            expected = torch.as_tensor(np.asarray(expected), dtype=torch.float32).reshape(actual.shape)
-            torch.testing.assert_close(
-                torch.as_tensor(actual).float(), expected, rtol=0, atol=1e-5, msg=f"{what}, iteration {iteration}"
-            )
-
         np.testing.assert_array_equal(mine.episode_starts, ref.episode_starts)
         np.testing.assert_array_equal(mine.actions.numpy(), ref.actions.reshape(shape))
-        close(mine.observations, ref.observations, "observations")
-        close(torch.as_tensor(mine.rewards), ref.rewards, "rewards")
+        close(mine.observations, ref.observations, f"observations, iteration {iteration}")
+        close(torch.as_tensor(mine.rewards), ref.rewards, f"rewards, iteration {iteration}")
         for name, stored in (("values", mine.values), ("log_probs", mine.log_probs)):
-            close(stored, getattr(ref, name), name)
+            close(stored, getattr(ref, name), f"{name}, iteration {iteration}")
         for name, stored in (("advantages", mine.advantages), ("returns", mine.returns)):
-            close(stored, getattr(ref, name), name)
-        for i, name in enumerate(("hidden_states_pi", "cell_states_pi", "hidden_states_vf", "cell_states_vf")):
-            close(mine.lstm_storage[i], np.swapaxes(getattr(ref, name), 1, 2), name)
+            close(stored, getattr(ref, name), f"{name}, iteration {iteration}")
+        for i, name in enumerate(
+            ("hidden_states_pi", "cell_states_pi", "hidden_states_vf", "cell_states_vf")
+        ):
+            close(
+                mine.lstm_storage[i], np.swapaxes(getattr(ref, name), 1, 2), f"{name}, iteration {iteration}"
+            )
         truncated += int((np.abs(ref.rewards - 1.0) > 1e-6).sum())  # a truncation adds gamma * V(final obs)
     assert truncated > 0, "no truncated episode: the test would not cover their bootstrap"
     for key, value in model.policy.state_dict().items():

@@ -58,6 +58,26 @@ _EXPECTED_WARNINGS = (
 
 
 @contextmanager
+def _sigint_handler_kept() -> Iterator[None]:
+    """Give Ctrl+C its handler back after a Lightning run.
+
+    On Ctrl+C Lightning shuts down gracefully and sets SIGINT to be ignored "for shutdown", never undoing
+    it: in a notebook or REPL the next Ctrl+C would do nothing, and every process started afterwards
+    inherits the ignored signal.
+    """
+    import signal
+    import threading
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    handler = signal.getsignal(signal.SIGINT) if main_thread else None
+    try:
+        yield
+    finally:
+        if handler is not None and signal.getsignal(signal.SIGINT) is not handler:
+            signal.signal(signal.SIGINT, handler)
+
+
+@contextmanager
 def _expected_warnings_hidden() -> Iterator[None]:
     with warnings.catch_warnings():
         for message in _EXPECTED_WARNINGS:
@@ -298,7 +318,7 @@ class RLTrainer(L.Trainer):
         if ckpt_path == "last":
             ckpt_path = self._find_last_checkpoint() or ckpt_path
         try:
-            with _expected_warnings_hidden():
+            with _expected_warnings_hidden(), _sigint_handler_kept():
                 super().fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=weights_only)
         except (RuntimeError, ValueError, pickle.UnpicklingError) as exc:
             # Lightning has already run its failure handling (callbacks' on_exception, loggers finalized);
@@ -491,7 +511,7 @@ class RLTrainer(L.Trainer):
             "use_masking": use_masking,
         }
         run = super().validate if stage == "validate" else super().test
-        with _expected_warnings_hidden():
+        with _expected_warnings_hidden(), _sigint_handler_kept():
             # Results are logged against environment steps by the model, so Lightning's own return value
             # (metrics it logged itself) is empty; the model keeps what it measured.
             run(model, ckpt_path=ckpt_path, verbose=False, datamodule=datamodule, weights_only=weights_only)

@@ -1092,22 +1092,14 @@ def _quiet_lightning(verbose: int):
 @contextmanager
 def _keyboard_interrupt_reraised(trainer: Any):
     """SB3's ``learn`` lets Ctrl+C through as ``KeyboardInterrupt``; Lightning shuts down gracefully, then
-    calls ``sys.exit(1)`` and ignores SIGINT from then on. Re-raise the interrupt (so ``except
-    KeyboardInterrupt: model.save(...)`` works as with SB3) and give Ctrl+C its handler back."""
-    import signal
-    import threading
-
-    main_thread = threading.current_thread() is threading.main_thread()
-    handler = signal.getsignal(signal.SIGINT) if main_thread else None
+    calls ``sys.exit(1)``. Re-raise the interrupt, so ``except KeyboardInterrupt: model.save(...)`` works as
+    with SB3 (RLTrainer gives Ctrl+C its handler back)."""
     try:
         yield
     except SystemExit as exc:
         if isinstance(exc.__context__, KeyboardInterrupt) and trainer.interrupted:
             raise KeyboardInterrupt from None
         raise
-    finally:
-        if main_thread and handler is not None and signal.getsignal(signal.SIGINT) is not handler:
-            signal.signal(signal.SIGINT, handler)
 
 
 def _print_metrics(record: dict[str, float]) -> None:

@@ -23,7 +23,10 @@ TESTS = Path(__file__).resolve().parent
 
 CHILD = textwrap.dedent(
     """
-    import json, sys, torch
+    import json, signal, sys, torch
+    # A test run started in the background (`pytest &` in a script) has SIGINT ignored, and children
+    # inherit that; a user's terminal gives Python its Ctrl+C handler, so give the child that handler.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     torch.set_num_threads(1)
     from lightning.pytorch.callbacks import Callback
     from lit_sb3 import PPO, RLEnvDataModule, RLTrainer
@@ -145,6 +148,9 @@ def test_fit_saves_a_checkpoint_on_ctrl_c_and_exits_like_lightning(
     with pytest.raises(SystemExit) as info:
         trainer.fit(model, datamodule=RLEnvDataModule(train_env=lambda: fe.CtrlCAtStep(at=40)))
     assert info.value.code == 1 and trainer.interrupted
+    # Lightning ignores SIGINT while it shuts down; RLTrainer gives Ctrl+C its handler back (in a notebook
+    # the next Ctrl+C must work, and processes started later must not inherit an ignored SIGINT).
+    assert signal.getsignal(signal.SIGINT) is sigint_handler_restored, "Ctrl+C was left ignored"
     (callback,) = [cb for cb in trainer.callbacks if isinstance(cb, InterruptCheckpoint)]
     assert callback.saved_path is not None and callback.saved_path.name == "interrupted.ckpt"
     resumed = PPO.load_from_checkpoint(callback.saved_path, weights_only=True)

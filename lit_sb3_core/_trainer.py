@@ -548,12 +548,24 @@ def _destroy_process_group_at_exit() -> None:
     ("terminate called without an active exception", exit status -6) after a successful DDP run.
     """
     import atexit
+    import multiprocessing
+    import multiprocessing.util
 
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized() and not getattr(_destroy_process_group_at_exit, "done", False):
         _destroy_process_group_at_exit.done = True  # type: ignore[attr-defined]
-        atexit.register(lambda: dist.destroy_process_group() if dist.is_initialized() else None)
+
+        def destroy() -> None:
+            if dist.is_initialized():
+                dist.destroy_process_group()
+
+        if multiprocessing.parent_process() is not None:
+            # A ddp_spawn rank: multiprocessing children leave through os._exit, which skips atexit, but
+            # they run multiprocessing's finalizers first.
+            multiprocessing.util.Finalize(None, destroy, exitpriority=100)
+        else:
+            atexit.register(destroy)
 
 
 def _clean_result(result: Mapping[str, Any], prefix: str) -> dict[str, Any]:

@@ -370,7 +370,9 @@ class RLAlgorithm(L.LightningModule):
         return make_optimizer(optimizer_class, policy.parameters(), self.lr_schedule(1.0), optimizer_kwargs)
 
     def on_fit_start(self) -> None:
-        from lit_sb3_core._trainer import RLTrainer
+        from lit_sb3_core._trainer import RLTrainer, _destroy_process_group_at_exit
+
+        _destroy_process_group_at_exit()  # in every rank, ddp_spawn's included (RLTrainer.fit runs in none)
 
         if not isinstance(self.trainer, RLTrainer):
             raise TypeError(

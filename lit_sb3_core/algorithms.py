@@ -177,6 +177,7 @@ class RLAlgorithm(L.LightningModule):
         self.reward_normalizer: RewardNormalizer | None = None
         self._pending_optimizer_states: list[dict[str, Any]] = []  # from a model file, applied at fit start
         self._mode_flags: dict[bool, list[tuple[torch.nn.Module, bool]]] = {}  # see on_train_start
+        self._plain_steps = False  # see _lightning_steps_are_plain
         if env is not None:
             self._build(*self._probe_spaces(env))
         elif isinstance(policy, str) and policy not in self.policy_aliases and not set(policy) & {":", "."}:
@@ -488,12 +489,11 @@ class RLAlgorithm(L.LightningModule):
             object.__setattr__(module, "training", flag)
 
     # optimization ---------------------------------------------------------------------------------
-
     def _lightning_steps_are_plain(self) -> bool:
         """True when Lightning's backward/step wrappers would only call default (no-op) hooks.
 
-        That is one device, full 32-bit precision or bf16 autocast (no gradient scaler), no profiler, and no callback or module hook around
-        backward and the optimizer step. Then ``optimizer_step`` calls torch directly (saving ~100 us per
+        That is one device, full 32-bit precision or bf16 autocast (no gradient scaler), no profiler, and no
+        callback or module hook around backward and the optimizer step. Then ``optimizer_step`` calls torch directly (saving ~100 us per
         update: a tenth of a DQN step on CartPole, a fifth of a PPO minibatch) while keeping Lightning's
         step counters.
         """
@@ -528,8 +528,8 @@ class RLAlgorithm(L.LightningModule):
         """Zero, backward (only into ``inputs`` when given), clip by global norm, step.
 
         Algorithms call this for every gradient step instead of Lightning's optimizer calls. With full
-        32-bit precision (or bf16 autocast) the clipping runs as three foreach kernels instead of Lightning's
-        ``clip_gradients`` (several times slower on small networks); other precision plugins (AMP, which
+        32-bit precision (or bf16 autocast) the clipping runs as three foreach kernels instead of
+        Lightning's ``clip_gradients`` (several times slower on small networks); other precision plugins (AMP, which
         must unscale first) go through Lightning. Where Lightning's wrappers would only call no-op hooks
         (see ``_lightning_steps_are_plain``), backward and step call torch directly.
         """

@@ -307,20 +307,10 @@ class SAC(OffPolicyAlgorithm):
             else:
                 ent_coef = self.ent_coef_init
 
-            with torch.no_grad():
-                next_actions, next_log_prob = actor.action_log_prob(next_observations)
-                next_q = torch.cat(critic_target(next_observations, next_actions), dim=1).amin(
-                    dim=1, keepdim=True
-                )
-                next_q = next_q - ent_coef * next_log_prob.reshape(-1, 1)
-                target_q = data.rewards + (1.0 - data.dones) * discounts * next_q
-
-            current_q = critic(observations, data.actions)
-            critic_loss = 0.5 * sum(F.mse_loss(q, target_q) for q in current_q)
+            critic_loss = self.critic_loss(data, observations, next_observations, ent_coef, discounts)
             self.optimizer_step(critic_optimizer, critic_loss)
 
-            q_pi = torch.cat(critic(observations, actions_pi), dim=1).amin(dim=1, keepdim=True)
-            actor_loss = (ent_coef * log_prob - q_pi).mean()
+            actor_loss = (ent_coef * log_prob - self.actor_q_value(observations, actions_pi)).mean()
             self.optimizer_step(actor_optimizer, actor_loss, inputs=actor_params)
             self.record("critic_loss", critic_loss)
             self.record("actor_loss", actor_loss)
@@ -328,6 +318,25 @@ class SAC(OffPolicyAlgorithm):
             if step % self.target_update_interval == 0:
                 update_target(critic, critic_target, self.tau)
         self._n_updates += gradient_steps
+
+    def critic_loss(
+        self, data: Any, observations: Any, next_observations: Any, ent_coef: Any, discounts: Any
+    ) -> torch.Tensor:
+        """Soft Bellman regression of every critic onto the clipped double-Q target (TQC: quantiles)."""
+        actor, critic, critic_target = self.policy.actor, self.policy.critic, self.policy.critic_target
+        with torch.no_grad():
+            next_actions, next_log_prob = actor.action_log_prob(next_observations)
+            next_q = torch.cat(critic_target(next_observations, next_actions), dim=1).amin(
+                dim=1, keepdim=True
+            )
+            next_q = next_q - ent_coef * next_log_prob.reshape(-1, 1)
+            target_q = data.rewards + (1.0 - data.dones) * discounts * next_q
+        current_q = critic(observations, data.actions)
+        return 0.5 * sum(F.mse_loss(q, target_q) for q in current_q)
+
+    def actor_q_value(self, observations: Any, actions: torch.Tensor) -> torch.Tensor:
+        """``(batch, 1)`` value the actor climbs: the minimum over the critics (TQC: the mean atom)."""
+        return torch.cat(self.policy.critic(observations, actions), dim=1).amin(dim=1, keepdim=True)
 
     def collect_metrics(self) -> dict[str, float]:
         metrics = super().collect_metrics()

@@ -33,7 +33,6 @@ from lit_sb3_sac.sac import SAC
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.noise import ActionNoise
 from lit_sb3_core.off_policy import TrainFreq
-from lit_sb3_core.off_policy_policies import update_target
 from lit_sb3_core.schedules import Schedule
 from lit_sb3_tqc.hyperparams import TUNED
 from lit_sb3_tqc.policies import TQC_POLICY_ALIASES
@@ -188,65 +187,23 @@ class TQC(SAC):
         critic = self._require_policy().critic
         return critic.n_critics * (critic.n_quantiles - self.top_quantiles_to_drop_per_net)
 
-    def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
-        policy, buffer = self.policy, self.replay_buffer
-        assert policy is not None and buffer is not None
-        optimizers = self.optimizers()
-        actor_optimizer, critic_optimizer = optimizers[0], optimizers[1]
-        ent_coef_optimizer = optimizers[2] if self.learn_ent_coef else None
-        self.update_learning_rate(optimizers)
-        actor, critic, critic_target, preprocess = (
-            policy.actor,
-            policy.critic,
-            policy.critic_target,
-            policy.preprocess,
-        )
-        actor_params = list(actor.parameters())
-        log_ent_coef = policy.log_ent_coef if self.learn_ent_coef else None
-        target_entropy = self.target_entropy
-        n_target_quantiles = self.n_target_quantiles
-        use_sde = self.use_sde
-        for step in range(gradient_steps):
-            data = buffer.sample(batch_size)
-            if use_sde:
-                # log std changed at the last step; the actor loss differentiates through this draw (as SAC).
-                self.reset_actor_noise()
-            discounts = data.discounts if data.discounts is not None else self.gamma
-            observations = preprocess(data.observations)
-            next_observations = preprocess(data.next_observations)
-            actions_pi, log_prob = actor.action_log_prob(observations)
-            log_prob = log_prob.reshape(-1, 1)
+    def critic_loss(
+        self, data: Any, observations: Any, next_observations: Any, ent_coef: Any, discounts: Any
+    ) -> torch.Tensor:
+        """Quantile regression of every critic's atoms onto the pooled, truncated target atoms."""
+        actor, critic, critic_target = self.policy.actor, self.policy.critic, self.policy.critic_target
+        with torch.no_grad():
+            next_actions, next_log_prob = actor.action_log_prob(next_observations)
+            next_quantiles = truncated_quantiles(
+                critic_target(next_observations, next_actions), self.n_target_quantiles
+            )
+            next_quantiles = next_quantiles - ent_coef * next_log_prob.reshape(-1, 1)
+            target_quantiles = data.rewards + (1.0 - data.dones) * discounts * next_quantiles
+            # (batch, 1, n_target): the same targets for every critic network.
+            target_quantiles = target_quantiles.unsqueeze(1)
+        current_quantiles = critic(observations, data.actions)  # (batch, n_critics, n_quantiles)
+        return quantile_huber_loss(current_quantiles, target_quantiles, sum_over_quantiles=False)
 
-            if ent_coef_optimizer is not None:
-                # Detached so that only the temperature loss moves log(alpha) (softlearning issue 60).
-                ent_coef: torch.Tensor | float = torch.exp(log_ent_coef.detach())
-                ent_coef_loss = -(log_ent_coef * (log_prob + target_entropy).detach()).mean()
-                self.optimizer_step(ent_coef_optimizer, ent_coef_loss)
-                self.record("ent_coef_loss", ent_coef_loss)
-                self.record("ent_coef", ent_coef)
-            else:
-                ent_coef = self.ent_coef_init
-
-            with torch.no_grad():
-                next_actions, next_log_prob = actor.action_log_prob(next_observations)
-                next_quantiles = truncated_quantiles(
-                    critic_target(next_observations, next_actions), n_target_quantiles
-                )
-                next_quantiles = next_quantiles - ent_coef * next_log_prob.reshape(-1, 1)
-                target_quantiles = data.rewards + (1.0 - data.dones) * discounts * next_quantiles
-                # (batch, 1, n_target): the same targets for every critic network.
-                target_quantiles = target_quantiles.unsqueeze(1)
-
-            current_quantiles = critic(observations, data.actions)  # (batch, n_critics, n_quantiles)
-            critic_loss = quantile_huber_loss(current_quantiles, target_quantiles, sum_over_quantiles=False)
-            self.optimizer_step(critic_optimizer, critic_loss)
-
-            q_pi = critic(observations, actions_pi).mean(dim=(1, 2)).unsqueeze(1)
-            actor_loss = (ent_coef * log_prob - q_pi).mean()
-            self.optimizer_step(actor_optimizer, actor_loss, inputs=actor_params)
-            self.record("critic_loss", critic_loss)
-            self.record("actor_loss", actor_loss)
-
-            if step % self.target_update_interval == 0:
-                update_target(critic, critic_target, self.tau)
-        self._n_updates += gradient_steps
+    def actor_q_value(self, observations: Any, actions: torch.Tensor) -> torch.Tensor:
+        """The mean of every critic's atoms (no truncation for the actor, as in the paper)."""
+        return self.policy.critic(observations, actions).mean(dim=(1, 2)).unsqueeze(1)

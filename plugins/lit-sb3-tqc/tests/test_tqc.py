@@ -235,9 +235,11 @@ def test_shared_features_extractor_and_polyak_target(monkeypatch: pytest.MonkeyP
 
 
 def test_target_update_interval_counts_gradient_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    import lit_sb3_sac.sac as sac_module  # TQC runs SAC's update loop with its own critic loss
+
     calls = []
-    update_target = tqc_module.update_target
-    monkeypatch.setattr(tqc_module, "update_target", lambda *args: calls.append(update_target(*args)))
+    update_target = sac_module.update_target
+    monkeypatch.setattr(sac_module, "update_target", lambda *args: calls.append(update_target(*args)))
     model = TQC(env="Pendulum-v1", train_freq=2, gradient_steps=2, target_update_interval=2, **SMALL)
     model.learn(60)  # 5 chunks of 2 steps after learning_starts, 2 gradient steps each
     assert model._n_updates == 10 and len(calls) == 5  # the first of each chunk's 2 steps, as sb3-contrib

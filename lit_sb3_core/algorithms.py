@@ -754,6 +754,9 @@ class RLAlgorithm(L.LightningModule):
     def to_env_actions(self, array: np.ndarray) -> np.ndarray:
         """Policy outputs (a batch) as the env takes them: shaped, bounded, offset by the space's start."""
         space = self.action_space
+        if isinstance(space, spaces.Discrete):
+            array = array.reshape(-1).astype(np.int64)
+            return array + int(space.start) if space.start else array
         if isinstance(space, spaces.Box):
             array = array.reshape((-1, *space.shape))
             if getattr(self.policy, "squash_output", False):  # gSDE's tanh-squashed actions are in [-1, 1]
@@ -763,8 +766,6 @@ class RLAlgorithm(L.LightningModule):
             array = array.reshape((-1, *space.shape)).astype(space.dtype) + space.start
         elif isinstance(space, spaces.MultiBinary):
             array = array.reshape((-1, *space.shape)).astype(space.dtype)
-        elif isinstance(space, spaces.Discrete):
-            array = array.reshape(-1).astype(np.int64) + int(space.start)
         return array
 
     def learn(
@@ -1014,20 +1015,22 @@ def clip_grad_norm(param_groups: list[dict[str, Any]], max_norm: float) -> None:
 def make_optimizer(
     optimizer_class: type[torch.optim.Optimizer], params: Any, lr: float, kwargs: dict[str, Any]
 ) -> torch.optim.Optimizer:
-    """Build an optimizer, choosing torch's fused Adam/AdamW kernels unless the caller chose an implementation.
+    """Build an optimizer, choosing torch's fused (Adam, AdamW) or foreach (RMSprop, SGD) implementation
+    unless the caller chose one.
 
-    The fused kernels update all parameters in one call; with the small networks of RL that makes an
-    optimizer step markedly cheaper than the default per-tensor loop (the numerics are the same algorithm).
+    Both update all parameters in a few kernel calls; with the small networks of RL that makes an optimizer
+    step markedly cheaper than torch's CPU default, a Python loop over the parameters (RMSprop for A2C's
+    policy: 150 -> 100 us). The numerics are the same algorithm.
     """
     params = list(params)
     kwargs = dict(kwargs)
-    fusable = optimizer_class in (torch.optim.Adam, torch.optim.AdamW) and params
-    if (
-        fusable
-        and not {"fused", "foreach"} & set(kwargs)
-        and all(p.device.type in ("cpu", "cuda") and p.dtype.is_floating_point for p in params)
-    ):
-        kwargs["fused"] = True
+    chosen = {"fused", "foreach"} & set(kwargs)
+    plain = params and all(p.device.type in ("cpu", "cuda") and p.dtype.is_floating_point for p in params)
+    if not chosen and plain:
+        if optimizer_class in (torch.optim.Adam, torch.optim.AdamW):
+            kwargs["fused"] = True
+        elif optimizer_class in (torch.optim.RMSprop, torch.optim.SGD):
+            kwargs["foreach"] = True
     return optimizer_class(params, lr=lr, **kwargs)
 
 

@@ -34,15 +34,21 @@ def _obs_storage(space: spaces.Space, size: tuple[int, int], device: torch.devic
     return torch.zeros((*size, *space.shape), dtype=dtype, device=device)
 
 
-def _store(storage: Any, index: int, value: Any) -> None:
+def _row(storage: Any, index: int) -> Any:
     if isinstance(storage, dict):
-        for key, sub in storage.items():
-            _store(sub, index, value[key])
+        return {key: _row(sub, index) for key, sub in storage.items()}
+    return storage[index]
+
+
+def _store(row: Any, value: Any) -> None:
+    if isinstance(row, dict):
+        for key, sub in row.items():
+            _store(sub, value[key])
     else:
-        storage[index].copy_(torch.as_tensor(value).reshape(storage[index].shape))
+        row.copy_(torch.as_tensor(value).reshape(row.shape))
 
 
-def _flat_index(storage: Any, idx: torch.Tensor) -> Any:
+def _flat_index(storage: Any, idx: torch.Tensor | slice) -> Any:
     if isinstance(storage, dict):
         return {key: _flat_index(sub, idx) for key, sub in storage.items()}
     return storage.reshape(-1, *storage.shape[2:])[idx]
@@ -117,6 +123,10 @@ class RolloutBuffer:
         self.log_probs = torch.zeros(size, dtype=torch.float32, device=self.device)
         self.advantages = torch.zeros(size, dtype=torch.float32, device=self.device)
         self.returns = torch.zeros(size, dtype=torch.float32, device=self.device)
+        # Per step, views of the rows ``add`` writes: indexing them anew costs more than the copies.
+        self._rows = [
+            (_row(self.observations, i), self.actions[i], self.values[i], self.log_probs[i]) for i in range(n_steps)
+        ]
         self.pos = 0
 
     @property
@@ -139,12 +149,13 @@ class RolloutBuffer:
         if self.pos >= self.n_steps:
             raise RuntimeError("RolloutBuffer is full: call reset() before adding more steps.")
         pos = self.pos
-        _store(self.observations, pos, obs)
-        self.actions[pos].copy_(actions.reshape(self.actions[pos].shape))
+        obs_row, action_row, value_row, log_prob_row = self._rows[pos]
+        _store(obs_row, obs)
+        action_row.copy_(actions.reshape(action_row.shape))
         self.rewards[pos] = rewards
         self.episode_starts[pos] = episode_starts
-        self.values[pos].copy_(values.reshape(-1))
-        self.log_probs[pos].copy_(log_probs.reshape(-1))
+        value_row.copy_(values.reshape(-1))
+        log_prob_row.copy_(log_probs.reshape(-1))
         self.pos += 1
 
     def compute_returns_and_advantage(self, last_values: torch.Tensor, dones: np.ndarray) -> None:
@@ -161,6 +172,19 @@ class RolloutBuffer:
         )
         self.advantages.copy_(torch.from_numpy(advantages))
         self.returns.copy_(self.advantages + self.values)
+
+    def full_batch(self) -> RolloutBatch:
+        """The whole rollout as one batch in storage order (views, no copy): for updates that average over
+        every sample at once (A2C), where shuffling would only cost time."""
+        total = self.n_steps * self.n_envs
+        return RolloutBatch(
+            _flat_index(self.observations, slice(None)),
+            self.actions.reshape(total, *self.actions.shape[2:]),
+            self.values.reshape(-1),
+            self.log_probs.reshape(-1),
+            self.advantages.reshape(-1),
+            self.returns.reshape(-1),
+        )
 
     def minibatches(self, batch_size: int | None, generator: torch.Generator | None = None) -> Iterator[RolloutBatch]:
         """Shuffled minibatches over the flattened rollout; the last one may be smaller, as in SB3.

@@ -1,13 +1,21 @@
 """``OnPolicyAlgorithm``: the shared loop of rollout-then-update methods (PPO, A2C, TRPO, ...).
 
-Each iteration (one Lightning batch) collects ``n_steps`` steps from every training env into a
-``RolloutBuffer``, computes GAE advantages, and hands the buffer to ``train_on_rollout``, which a subclass
-implements with its gradient updates. See ``lit_sb3_core.algorithms`` for how a run maps onto Lightning.
+Each iteration collects ``n_steps`` steps from every training env into a ``RolloutBuffer``, computes GAE
+advantages, and hands the buffer to ``train_on_rollout``, which a subclass implements with its gradient
+updates. See ``lit_sb3_core.algorithms`` for how a run maps onto Lightning.
+
+One Lightning batch is one iteration, unless an algorithm sets ``min_steps_per_batch``: A2C (5 steps per
+env per iteration by default) runs whole iterations back to back until a batch covers 256 env steps,
+because Lightning spends a few hundred microseconds per batch, a tenth of an A2C iteration on CartPole.
+The iterations themselves (rollout, update, logging every ``log_interval`` iterations, the budget check
+before each rollout) are unchanged, as in SB3's ``learn`` loop; only per-batch hooks (callbacks,
+``val_check_interval``) see fewer, larger batches.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -21,6 +29,7 @@ from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES
 from lit_sb3_core.schedules import Schedule
 from lit_sb3_core.spaces import describe_space, obs_to_tensor, to_numpy
+from lit_sb3_core.torch_layers import hook_free
 
 __all__ = ["OnPolicyAlgorithm", "explained_variance"]
 
@@ -99,6 +108,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
 
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
     supports_normalization: ClassVar[bool] = True
+    # A Lightning batch runs whole iterations until it covers at least this many env steps (see above).
+    min_steps_per_batch: ClassVar[int] = 0
 
     def _check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
         super()._check_spaces(observation_space, action_space)
@@ -136,6 +147,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
                 f"n_steps={self.n_steps}, n_envs={n_envs}. Increase n_steps or n_envs."
             )
         self.validate_rollout_size(self.n_steps * n_envs)
+        self._iterations_per_batch = self._iterations_per_batch_for(n_envs)
         buffer = self.rollout_buffer
         if buffer is None or buffer.n_envs != n_envs or buffer.device != self.device:
             assert self.observation_space is not None and self.action_space is not None
@@ -150,21 +162,42 @@ class OnPolicyAlgorithm(RLAlgorithm):
             )
 
     def env_steps_per_iteration(self, n_envs: int) -> int | None:
-        return self.n_steps * n_envs
+        return self._iterations_per_batch_for(n_envs) * self.n_steps * n_envs
+
+    def _iterations_per_batch_for(self, n_envs: int) -> int:
+        return max(1, math.ceil(self.min_steps_per_batch / (self.n_steps * n_envs)))
 
     def validate_rollout_size(self, rollout_size: int) -> None:
         """Hook for checks that need the rollout size (PPO warns when batch_size does not divide it)."""
 
     def training_step(self, batch: Any, batch_idx: int) -> None:
-        self.collect_rollout()
-        self.update_progress()
-        metrics = self.train_on_rollout()
-        self.iterations += 1
-        self.log_iteration(metrics)
+        """Whole iterations (rollout, then update) until the batch covers ``min_steps_per_batch`` steps."""
+        policy = self.policy
+        # Policies that support it skip nn.Module.__call__'s hook dispatch while no hooks are registered
+        # (checked once per batch: callbacks that add hooks run between batches).
+        plain_calls = hasattr(policy, "plain_calls") and hook_free(policy)  # type: ignore[arg-type]
+        if plain_calls:
+            policy.plain_calls = True
+        try:
+            for index in range(self._iterations_per_batch):
+                if index > 0 and self.num_timesteps >= self.total_timesteps:
+                    break
+                self.collect_rollout()
+                self.iterations += 1  # counted before the update, as SB3 does: should_log() answers for it
+                self.update_progress()
+                metrics = self.train_on_rollout()
+                self.log_iteration(metrics)
+        finally:
+            if plain_calls:
+                policy.plain_calls = False
         self.stop_if_budget_reached()
 
     def train_on_rollout(self) -> dict[str, float]:
-        """All gradient updates of one iteration on ``self.rollout_buffer``; returns metrics to log."""
+        """All gradient updates of one iteration on ``self.rollout_buffer``; returns metrics to log.
+
+        Metrics are written only when ``self.should_log()`` is true; an algorithm whose iterations are tiny
+        (A2C) builds them only then.
+        """
         raise NotImplementedError
 
     @torch.no_grad()

@@ -37,6 +37,7 @@ from lit_sb3_core.torch_layers import (
     MlpExtractor,
     NatureCNN,
     NetArch,
+    plain_forward,
 )
 
 __all__ = [
@@ -317,16 +318,23 @@ class ActorCriticPolicy(nn.Module):
         return low + 0.5 * (scaled_action + 1.0) * (high - low)
 
     # forward passes -----------------------------------------------------------------------------
+    # While an algorithm trains, it sets ``plain_calls`` when no module of the policy has hooks
+    # (``lit_sb3_core.torch_layers.hook_free``): the passes below then call ``forward`` methods directly.
+    plain_calls: bool = False
+
+    def _call(self, module: nn.Module, x: Any) -> Any:
+        return plain_forward(module, x) if self.plain_calls else module(x)
+
     def extract_features(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """Features for the actor and the critic (the same tensor when the extractor is shared)."""
         processed = self._preprocess(obs)
-        pi_features = self.features_extractor(processed)
+        pi_features = self._call(self.features_extractor, processed)
         if self.vf_features_extractor is None:
             return pi_features, pi_features
-        return pi_features, self.vf_features_extractor(processed)
+        return pi_features, self._call(self.vf_features_extractor, processed)
 
     def distribution(self, latent_pi: torch.Tensor) -> Distribution:
-        params = self.action_net(latent_pi)
+        params = self._call(self.action_net, latent_pi)
         if self.log_std is not None:
             if self.sde_noise is not None:
                 return self.sde_noise.distribution(params, self.log_std, latent_pi)
@@ -339,9 +347,12 @@ class ActorCriticPolicy(nn.Module):
 
     def _latents(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         pi_features, vf_features = self.extract_features(obs)
+        mlp = self.mlp_extractor
+        if self.plain_calls and type(mlp) is MlpExtractor:
+            return plain_forward(mlp.policy_net, pi_features), plain_forward(mlp.value_net, vf_features)
         if self.vf_features_extractor is None:
-            return self.mlp_extractor(pi_features)
-        return self.mlp_extractor.forward_actor(pi_features), self.mlp_extractor.forward_critic(vf_features)
+            return mlp(pi_features)
+        return mlp.forward_actor(pi_features), mlp.forward_critic(vf_features)
 
     def forward(
         self, obs: Any, deterministic: bool = False
@@ -354,7 +365,7 @@ class ActorCriticPolicy(nn.Module):
         latent_pi, latent_vf = self._latents(obs)
         dist = self.distribution(latent_pi)
         actions = dist.get_actions(deterministic)
-        return actions, self.value_net(latent_vf).squeeze(-1), dist.log_prob(actions)
+        return actions, self._call(self.value_net, latent_vf).squeeze(-1), dist.log_prob(actions)
 
     def evaluate_actions(
         self, obs: Any, actions: torch.Tensor
@@ -362,7 +373,7 @@ class ActorCriticPolicy(nn.Module):
         """Values, log-likelihood and entropy of given actions: what the loss needs."""
         latent_pi, latent_vf = self._latents(obs)
         dist = self.distribution(latent_pi)
-        return self.value_net(latent_vf).squeeze(-1), dist.log_prob(actions), dist.entropy()
+        return self._call(self.value_net, latent_vf).squeeze(-1), dist.log_prob(actions), dist.entropy()
 
     def get_distribution(self, obs: Any) -> Distribution:
         pi_features, _ = self.extract_features(obs)
@@ -370,7 +381,10 @@ class ActorCriticPolicy(nn.Module):
 
     def predict_values(self, obs: Any) -> torch.Tensor:
         _, vf_features = self.extract_features(obs)
-        return self.value_net(self.mlp_extractor.forward_critic(vf_features)).squeeze(-1)
+        mlp = self.mlp_extractor
+        if self.plain_calls and type(mlp) is MlpExtractor:
+            return plain_forward(self.value_net, plain_forward(mlp.value_net, vf_features)).squeeze(-1)
+        return self.value_net(mlp.forward_critic(vf_features)).squeeze(-1)
 
     def predict_actions(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
         """Actions only (what ``model.predict`` needs)."""

@@ -23,6 +23,8 @@ __all__ = [
     "MlpExtractor",
     "NatureCNN",
     "NetArch",
+    "hook_free",
+    "plain_forward",
 ]
 
 NetArch = list[int] | dict[str, list[int]] | None
@@ -206,3 +208,38 @@ class MlpExtractor(nn.Module):
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
         return self.value_net(features)
+
+
+def hook_free(module: nn.Module) -> bool:
+    """Whether calling ``module`` runs nothing but the ``forward`` methods of it and its submodules.
+
+    That is: no forward or backward hooks, global or on any submodule, and no ``module.compile()``. Then
+    ``plain_forward`` gives the same result as ``module(x)``.
+    """
+    from torch.nn.modules import module as torch_module
+
+    if (
+        torch_module._global_forward_hooks
+        or torch_module._global_forward_pre_hooks
+        or torch_module._global_backward_hooks
+        or torch_module._global_backward_pre_hooks
+    ):
+        return False
+    return not any(
+        m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks
+        or getattr(m, "_compiled_call_impl", None) is not None
+        for m in module.modules()
+    )  # fmt: skip
+
+
+def plain_forward(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``module(x)`` for a ``hook_free`` module, calling ``forward`` directly (into ``nn.Sequential``s).
+
+    ``nn.Module.__call__`` costs about 1.5 us per module in hook dispatch; a 64x64 actor-critic calls
+    thirteen modules per forward pass, a fifth of its cost at the batch sizes of a CartPole rollout.
+    """
+    if type(module) is nn.Sequential:
+        for layer in module:
+            x = plain_forward(layer, x)
+        return x
+    return module.forward(x)

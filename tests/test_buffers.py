@@ -69,3 +69,18 @@ def test_adding_past_the_end_is_an_error() -> None:
         assert "reset()" in str(exc)
     else:
         raise AssertionError("expected RuntimeError")
+
+
+def test_full_batch_is_every_sample_in_storage_order_without_a_copy() -> None:
+    obs_space = spaces.Box(-1, 1, (2,), np.float32)
+    buffer = RolloutBuffer(3, 2, obs_space, spaces.Discrete(3))
+    for step in range(3):
+        obs = np.full((2, 2), step, dtype=np.float32) + np.array([[0.0], [0.5]], dtype=np.float32)
+        buffer.add(obs, torch.tensor([step, 2]), np.ones(2), np.zeros(2), torch.full((2,), step), torch.zeros(2))
+    buffer.compute_returns_and_advantage(torch.zeros(2), np.zeros(2))
+    batch = buffer.full_batch()
+    assert batch.observations[:, 0].tolist() == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]
+    assert batch.actions.tolist() == [0, 2, 1, 2, 2, 2]
+    assert batch.old_values.tolist() == [0.0, 0.0, 1.0, 1.0, 2.0, 2.0]
+    torch.testing.assert_close(batch.returns, batch.advantages + batch.old_values)
+    assert batch.observations.data_ptr() == buffer.observations.data_ptr()  # a view of the storage

@@ -106,3 +106,58 @@ def test_lightning_runs_once_per_iteration_not_per_step() -> None:
     trainer.fit(model, datamodule=RLEnvDataModule(train_env="CartPole-v1", n_envs=2))
     assert Count.batches == model.iterations == 4
     assert trainer.global_step == 4 * 3 * 4  # optimizer steps: 4 iterations x 3 epochs x 4 minibatches
+
+
+def test_a2c_runs_several_whole_iterations_per_lightning_batch() -> None:
+    """A2C's 5-step iterations are grouped into batches of >= 256 env steps; the iterations are unchanged."""
+    from lightning.pytorch.callbacks import Callback
+
+    from lit_sb3 import A2C
+
+    class Count(Callback):
+        batches = 0
+
+        def on_train_batch_end(self, *args) -> None:
+            Count.batches += 1
+
+    trainer = RLTrainer(max_steps=1000, logger=False, enable_progress_bar=False, enable_checkpointing=False,
+                        callbacks=[Count()], log_every_n_steps=10)  # fmt: skip
+    model = A2C(seed=0)
+    trainer.fit(model, datamodule=RLEnvDataModule(train_env="CartPole-v1", n_envs=2))
+    # 10 steps per iteration: 26 iterations (260 steps) per batch; the budget stops at the first iteration
+    # that reaches 1000 steps, inside the fourth batch, as SB3's learn loop would.
+    assert model.num_timesteps == 1000 and model.iterations == 100
+    assert Count.batches == 4
+    assert trainer.global_step == 100  # one optimizer step per iteration
+    assert model.last_metrics["time/iterations"] == 100 and "train/value_loss" in model.last_metrics
+
+
+def test_module_hooks_are_honoured_during_training() -> None:
+    """Policies skip nn.Module.__call__ only while no hook is registered: a forward hook still runs."""
+    calls = []
+    model = PPO(n_steps=32, batch_size=32, n_epochs=1, seed=0, env="CartPole-v1")
+    handle = model.policy.action_net.register_forward_hook(lambda module, args, output: calls.append(len(output)))
+    fit(model, RLEnvDataModule(train_env="CartPole-v1"), 64)
+    handle.remove()
+    # Two iterations: 32 rollout steps and one 32-sample update each.
+    assert calls == ([1] * 32 + [32]) * 2
+
+
+def test_plain_calls_give_the_same_outputs_as_module_calls() -> None:
+    from lit_sb3_core.torch_layers import hook_free
+
+    model = PPO(seed=0, env="CartPole-v1", policy_kwargs={"share_features_extractor": False})
+    policy = model.policy
+    assert hook_free(policy)
+    obs = torch.randn(16, 4)
+    actions = torch.randint(0, 2, (16,))
+    expected = [policy.evaluate_actions(obs, actions), policy.predict_values(obs)]
+    policy.plain_calls = True
+    try:
+        got = [policy.evaluate_actions(obs, actions), policy.predict_values(obs)]
+    finally:
+        policy.plain_calls = False
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    handle = policy.value_net.register_forward_pre_hook(lambda module, args: None)
+    assert not hook_free(policy)
+    handle.remove()

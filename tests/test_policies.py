@@ -268,6 +268,25 @@ def test_optimizer_class_and_kwargs() -> None:
         ActorCriticPolicy(VEC, spaces.Discrete(2), optimizer_class=nn.ReLU)
 
 
+@pytest.mark.parametrize(
+    ("optimizer_class", "kwargs", "chosen"),
+    [
+        (torch.optim.Adam, {}, {"fused": True}),
+        (torch.optim.RMSprop, {}, {"foreach": True}),
+        (torch.optim.SGD, {}, {"foreach": True}),
+        (torch.optim.RMSprop, {"foreach": False}, {"foreach": False}),
+        (torch.optim.Adam, {"foreach": True}, {"foreach": True, "fused": None}),
+    ],
+)
+def test_make_optimizer_picks_the_multi_tensor_implementation_unless_told(
+    optimizer_class: type, kwargs: dict[str, Any], chosen: dict[str, Any]
+) -> None:
+    from lit_sb3_core.algorithms import make_optimizer
+
+    optimizer = make_optimizer(optimizer_class, nn.Linear(3, 2).parameters(), 1e-3, kwargs)
+    assert {key: optimizer.defaults[key] for key in chosen} == chosen
+
+
 def test_resolve_class_round_trip() -> None:
     for cls in (nn.ReLU, NatureCNN, CombinedExtractor, torch.optim.RMSprop, TinyExtractor):
         assert resolve_class(class_to_string(cls)) is cls

@@ -73,6 +73,10 @@ _PPO_ZOO_CARTPOLE = {
     "learning_rate": "lin_0.001", "clip_range": "lin_0.2",
 }  # fmt: skip
 
+# rl-zoo3's RecurrentPPO policy for CartPoleNoVel-v1 (ppo_lstm.yml): the heads, then the LSTM.
+_ZOO_NOVEL_HEADS = {"ortho_init": False, "activation_fn": "relu", "net_arch": {"pi": [64], "vf": [64]}}
+_ZOO_NOVEL_LSTM = {"lstm_hidden_size": 64, "enable_critic_lstm": True}
+
 # rl-zoo3's TD3 / DDPG settings for Pendulum-v1 (td3.yml, ddpg.yml).
 _TD3_ZOO_PENDULUM = {
     "gamma": 0.98, "buffer_size": 200_000, "learning_starts": 10_000,
@@ -90,7 +94,9 @@ CASES: list[Case] = [
          20_000),
     # --- A2C: updates every n_steps * n_envs = 40 / 64 steps, so per-iteration overhead shows most ---
     Case("a2c-zoo-cartpole", "a2c", "stable_baselines3:A2C", "CartPole-v1", "rl-zoo3, 8 envs", 500_000, 30_000,
-         {"ent_coef": 0.0}, n_envs=8),
+         {"ent_coef": 0.0}, n_envs=8, note="rl-zoo3's entry is SB3's defaults with 8 envs."),
+    Case("a2c-default-1env", "a2c", "stable_baselines3:A2C", "CartPole-v1", "SB3 defaults, 1 env", 100_000,
+         10_000, note="An update every 5 env steps: the tightest on-policy loop."),
     Case("a2c-zoo-pendulum", "a2c", "stable_baselines3:A2C", "Pendulum-v1", "rl-zoo3 (gSDE), 8 envs", 200_000,
          30_000,
          {"ent_coef": 0.0, "max_grad_norm": 0.5, "n_steps": 8, "gae_lambda": 0.9, "vf_coef": 0.4,
@@ -110,10 +116,16 @@ CASES: list[Case] = [
     Case("recurrent-ppo-zoo-8env", "recurrent_ppo", "sb3_contrib:RecurrentPPO", "CartPole-v1",
          "rl-zoo3, no velocities, 8 envs", 100_000, 20_000, _PPO_ZOO_CARTPOLE, n_envs=8,
          policy="MlpLstmPolicy", wrapper="no_velocity", recurrent=True),
-    Case("recurrent-ppo-zoo-8env-lstm64", "recurrent_ppo", "sb3_contrib:RecurrentPPO", "CartPole-v1",
-         "rl-zoo3, no velocities, LSTM 64, 8 envs", 100_000, 20_000,
-         {**_PPO_ZOO_CARTPOLE, "policy_kwargs": {"lstm_hidden_size": 64}}, n_envs=8,
-         policy="MlpLstmPolicy", wrapper="no_velocity", recurrent=True),
+    Case("recurrent-ppo-zoo-full", "recurrent_ppo", "sb3_contrib:RecurrentPPO", "CartPole-v1",
+         "rl-zoo3's full CartPoleNoVel entry, 8 envs", 100_000, 20_000,
+         {**_PPO_ZOO_CARTPOLE, "policy_kwargs": {**_ZOO_NOVEL_HEADS, **_ZOO_NOVEL_LSTM}}, n_envs=8,
+         policy="MlpLstmPolicy", wrapper="no_velocity", normalize_obs=True, recurrent=True,
+         note="ppo_lstm.yml: observation normalization, ReLU, 64-unit LSTM for actor and critic."),
+    # The same settings and heads without the LSTM: what memory buys (PPO cannot infer the velocities).
+    Case("ppo-zoo-novel", "ppo", "stable_baselines3:PPO", "CartPole-v1",
+         "rl-zoo3's CartPoleNoVel entry without the LSTM, 8 envs", 100_000, 20_000,
+         {**_PPO_ZOO_CARTPOLE, "policy_kwargs": _ZOO_NOVEL_HEADS}, n_envs=8, wrapper="no_velocity",
+         normalize_obs=True),
     Case("recurrent-ppo-default-8env", "recurrent_ppo", "sb3_contrib:RecurrentPPO", "CartPole-v1",
          "sb3-contrib defaults, no velocities, 8 envs", 100_000, 20_000, n_envs=8, policy="MlpLstmPolicy",
          wrapper="no_velocity", recurrent=True),

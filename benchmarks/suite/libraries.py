@@ -39,8 +39,10 @@ def sb3_action_noise(spec: dict[str, Any], action_dim: int) -> Any:
 
 def sb3_hyperparams(hyperparams: dict[str, Any], action_space: Any) -> dict[str, Any]:
     """SB3's form of a case's hyperparameters: ``"lin_x"`` becomes a linear schedule from ``x`` to 0
-    (rl-zoo3's meaning), an action-noise spec becomes a noise object; everything else is copied."""
+    (rl-zoo3's meaning), an action-noise spec becomes a noise object, an ``activation_fn`` name in
+    ``policy_kwargs`` the ``torch.nn`` class; everything else is copied."""
     from stable_baselines3.common.utils import LinearSchedule
+    from torch import nn
 
     out = copy.deepcopy(hyperparams)
     for key, value in out.items():
@@ -48,6 +50,10 @@ def sb3_hyperparams(hyperparams: dict[str, Any], action_space: Any) -> dict[str,
             out[key] = LinearSchedule(float(value[len("lin_") :]), 0.0, 1.0)
         elif key == "action_noise" and isinstance(value, dict):
             out[key] = sb3_action_noise(value, int(np.prod(action_space.shape)))
+    activation = out.get("policy_kwargs", {}).get("activation_fn")
+    if isinstance(activation, str):
+        classes = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU}
+        out["policy_kwargs"]["activation_fn"] = classes[activation.lower()]
     return out
 
 

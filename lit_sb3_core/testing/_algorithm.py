@@ -300,11 +300,15 @@ class AlgorithmConformance(PluginConformance):
 
         from lit_sb3_core import RLEnvDataModule, RLTrainer
 
-        class CountIterations(Callback):
+        class CountBatches(Callback):
             count = 0
+            iterations_at_start: list[int] = []
+
+            def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+                CountBatches.iterations_at_start.append(pl_module.iterations)
 
             def on_train_batch_end(self, *args: Any) -> None:
-                CountIterations.count += 1
+                CountBatches.count += 1
 
         def fit(model: Any, steps: int, ckpt_path: Path | None = None) -> None:
             # The resumed run gets the same (but non-saving) ModelCheckpoint: its state is in the checkpoint.
@@ -313,15 +317,17 @@ class AlgorithmConformance(PluginConformance):
                 max_steps=steps,
                 default_root_dir=tmp_path,
                 enable_progress_bar=False,
-                callbacks=[ModelCheckpoint(dirpath=tmp_path / "ckpt", **saving), CountIterations()],
+                callbacks=[ModelCheckpoint(dirpath=tmp_path / "ckpt", **saving), CountBatches()],
             ).fit(model, datamodule=RLEnvDataModule(train_env=self.env_ids[0]), ckpt_path=ckpt_path)
 
         model = self.make_model()
         fit(model, self.learn_steps)
-        first_steps, first_iterations = model.num_timesteps, CountIterations.count
+        first_steps, first_batches = model.num_timesteps, CountBatches.count
         resumed = self.make_model()
         fit(resumed, 2 * first_steps, ckpt_path=tmp_path / "ckpt" / "last.ckpt")
         assert resumed.num_timesteps >= 2 * first_steps
-        # Continuing (not restarting) means the second run only took the remaining iterations.
-        assert CountIterations.count - first_iterations <= first_iterations
-        assert resumed.iterations == CountIterations.count
+        # Continuing (not restarting) means the second run only took the remaining batches, and its
+        # iteration count went on from the first run's.
+        assert CountBatches.count - first_batches <= first_batches
+        assert CountBatches.iterations_at_start == [0, model.iterations]
+        assert resumed.iterations > model.iterations

@@ -72,6 +72,8 @@ class A2C(OnPolicyAlgorithm):
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     default_log_interval: ClassVar[int] = 100  # SB3's A2C.learn(log_interval=100): iterations are tiny
+    # Tiny iterations, so one Lightning batch runs several (>= 256 env steps); see lit_sb3_core.on_policy.
+    min_steps_per_batch: ClassVar[int] = 256
 
     def __init__(
         self,
@@ -158,7 +160,7 @@ class A2C(OnPolicyAlgorithm):
         optimizer = self.optimizers()
         learning_rate = self.update_learning_rate(optimizer)
 
-        (batch,) = buffer.minibatches(None)
+        batch = buffer.full_batch()  # one gradient step on every sample: the order does not matter
         values, log_prob, entropy = policy.evaluate_actions(batch.observations, batch.actions)
         advantages = batch.advantages
         if self.normalize_advantage:
@@ -170,6 +172,8 @@ class A2C(OnPolicyAlgorithm):
         loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
         self.optimizer_step(optimizer, loss, self.max_grad_norm)
         self._n_updates += 1
+        if not self.should_log():
+            return {}  # A2C logs every 100 iterations by default: skip the .item() syncs in between
 
         metrics = {
             "train/n_updates": self._n_updates,

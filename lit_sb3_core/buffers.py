@@ -190,10 +190,14 @@ class RolloutBuffer:
         """Shuffled minibatches over the flattened rollout; the last one may be smaller, as in SB3.
 
         The rollout is shuffled once (one gather per field) and minibatches are slices of it: a few large
-        copies instead of six small gathers per minibatch.
+        copies instead of six small gathers per minibatch. A ``batch_size`` that covers the rollout gives
+        ``full_batch()``, unshuffled: losses average over the samples, so their order does not matter.
         """
         total = self.n_steps * self.n_envs
         batch_size = total if batch_size is None else batch_size
+        if batch_size >= total:  # one minibatch of every sample: its order changes nothing
+            yield self.full_batch()
+            return
         order = torch.randperm(total, generator=generator, device="cpu").to(self.device)
         shuffled = RolloutBatch(
             _flat_index(self.observations, order),

@@ -58,6 +58,7 @@ from lit_sb3_core.policies import class_to_string, resolve_class
 from lit_sb3_core.replay_buffers import DictReplayBuffer, ReplayBuffer
 from lit_sb3_core.schedules import Schedule
 from lit_sb3_core.spaces import describe_space, obs_to_tensor, to_numpy
+from lit_sb3_core.torch_layers import plain_calls
 
 __all__ = ["OffPolicyAlgorithm", "TrainFreq", "clip_grad_norm", "parse_train_freq"]
 
@@ -351,15 +352,17 @@ class OffPolicyAlgorithm(RLAlgorithm):
 
     def training_step(self, batch: Any, batch_idx: int) -> None:
         """Several SB3 iterations (collect a ``train_freq`` chunk, then train) back to back."""
-        for _ in range(self._chunks_per_batch):
-            if self.num_timesteps >= self._budget:
-                break
-            steps = self.collect_chunk()
-            if self.num_timesteps > 0 and self.num_timesteps > self.learning_starts:
-                gradient_steps = self.gradient_steps if self.gradient_steps >= 0 else steps
-                if gradient_steps > 0:
-                    self.set_policy_mode(True)
-                    self.train_on_buffer(gradient_steps, self.batch_size)
+        # Without hooks on the policy, networks that support it skip nn.Module.__call__'s hook dispatch.
+        with plain_calls(self.policy):  # type: ignore[arg-type]
+            for _ in range(self._chunks_per_batch):
+                if self.num_timesteps >= self._budget:
+                    break
+                steps = self.collect_chunk()
+                if self.num_timesteps > 0 and self.num_timesteps > self.learning_starts:
+                    gradient_steps = self.gradient_steps if self.gradient_steps >= 0 else steps
+                    if gradient_steps > 0:
+                        self.set_policy_mode(True)
+                        self.train_on_buffer(gradient_steps, self.batch_size)
         self.iterations += 1
         self._log_now = self._log_due()
         if self._log_now:

@@ -32,7 +32,13 @@ from lit_sb3_core.distributions import StateDependentNoise, StateDependentNoiseD
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.policies import resolve_class
 from lit_sb3_core.spaces import ObsPreprocessor, channels_first_space, describe_space
-from lit_sb3_core.torch_layers import BaseFeaturesExtractor, CombinedExtractor, FlattenExtractor, NatureCNN
+from lit_sb3_core.torch_layers import (
+    BaseFeaturesExtractor,
+    CombinedExtractor,
+    FlattenExtractor,
+    NatureCNN,
+    plain_forward,
+)
 
 __all__ = [
     "LOG_STD_MAX",
@@ -269,8 +275,15 @@ class QNetwork(nn.Module):
         self.q_net = create_mlp(features_extractor.features_dim, n_outputs, net_arch, activation_fn)
         self._skip_extractor = is_identity_extractor(features_extractor)
 
+    # Set during training while no hooks are registered (lit_sb3_core.torch_layers.plain_calls): the layers'
+    # forward methods are then called directly, which saves ~10 us of a ~40 us pass on CartPole.
+    plain_calls: bool = False
+
     def forward(self, obs: Any) -> torch.Tensor:
         """Values for preprocessed observations."""
+        if self.plain_calls:
+            features = obs if self._skip_extractor else plain_forward(self.features_extractor, obs)
+            return plain_forward(self.q_net, features)
         return self.q_net(obs if self._skip_extractor else self.features_extractor(obs))
 
 

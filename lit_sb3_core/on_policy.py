@@ -29,7 +29,7 @@ from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES
 from lit_sb3_core.schedules import Schedule
 from lit_sb3_core.spaces import describe_space, obs_to_tensor, to_numpy
-from lit_sb3_core.torch_layers import hook_free
+from lit_sb3_core.torch_layers import plain_calls
 
 __all__ = ["OnPolicyAlgorithm", "explained_variance"]
 
@@ -172,13 +172,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
 
     def training_step(self, batch: Any, batch_idx: int) -> None:
         """Whole iterations (rollout, then update) until the batch covers ``min_steps_per_batch`` steps."""
-        policy = self.policy
-        # Policies that support it skip nn.Module.__call__'s hook dispatch while no hooks are registered
-        # (checked once per batch: callbacks that add hooks run between batches).
-        plain_calls = hasattr(policy, "plain_calls") and hook_free(policy)  # type: ignore[arg-type]
-        if plain_calls:
-            policy.plain_calls = True
-        try:
+        # Without hooks on the policy, its forward passes skip nn.Module.__call__'s hook dispatch.
+        with plain_calls(self.policy):  # type: ignore[arg-type]
             for index in range(self._iterations_per_batch):
                 if index > 0 and self.num_timesteps >= self.total_timesteps:
                     break
@@ -187,9 +182,6 @@ class OnPolicyAlgorithm(RLAlgorithm):
                 self.update_progress()
                 metrics = self.train_on_rollout()
                 self.log_iteration(metrics)
-        finally:
-            if plain_calls:
-                policy.plain_calls = False
         self.stop_if_budget_reached()
 
     def train_on_rollout(self) -> dict[str, float]:

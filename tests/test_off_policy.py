@@ -345,3 +345,28 @@ def test_learn_continues_episodes_in_flight_without_truncating_them() -> None:
     assert buffer.observations[""][12, 0, 0] == 2.0  # step 13 continues that episode (t = 2)
     model.learn(4)  # reset_num_timesteps=True starts fresh episodes: the open one is cut
     assert buffer.timeouts[15, 0] == 1 and buffer.observations[""][16, 0, 0] == 0.0
+
+
+def test_q_networks_skip_hook_dispatch_only_while_no_hook_is_registered() -> None:
+    from lit_sb3 import DQN
+    from lit_sb3_core.torch_layers import plain_calls
+
+    model = DQN(env="CartPole-v1", learning_starts=100, train_freq=4, seed=0)
+    policy = model.policy
+    obs = torch.randn(5, 4)
+    expected = policy.q_values(obs)
+    with plain_calls(policy):
+        assert policy.q_net.plain_calls and policy.q_net_target.plain_calls
+        torch.testing.assert_close(policy.q_values(obs), expected, rtol=0, atol=0)
+    assert not policy.q_net.plain_calls  # switched off again after the block
+    # A forward hook on a layer sees every pass during training: exploration steps and updates.
+    calls: list[int] = []
+    handle = policy.q_net.q_net[0].register_forward_hook(lambda module, args, output: calls.append(len(output)))
+    with plain_calls(policy):
+        assert not policy.q_net.plain_calls
+    model.learn(200, env="CartPole-v1")
+    handle.remove()
+    # Steps 101-200 act greedily except for epsilon's 5% (one observation each); train_freq=4 gives 25
+    # updates of 32 samples.
+    assert calls.count(1) > 80
+    assert calls.count(32) == 25

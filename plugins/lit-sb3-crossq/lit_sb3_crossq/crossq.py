@@ -28,11 +28,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from gymnasium import spaces
-from lit_sb3_sac.sac import parse_ent_coef
+from lit_sb3_sac.sac import EntropyTemperature
 
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.noise import ActionNoise
@@ -46,7 +45,7 @@ from lit_sb3_crossq.policies import CROSSQ_POLICY_ALIASES
 __all__ = ["CrossQ"]
 
 
-class CrossQ(OffPolicyAlgorithm):
+class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
     """CrossQ: SAC with Batch-Renormalized networks, joint critic passes and no target networks.
 
     Args:
@@ -126,11 +125,7 @@ class CrossQ(OffPolicyAlgorithm):
                 "CrossQ(use_sde=True): gSDE is not available in lit-sb3 yet; use the default Gaussian "
                 "exploration."
             )
-        self.learn_ent_coef, self.ent_coef_init = parse_ent_coef(ent_coef)
-        if target_entropy != "auto" and (
-            isinstance(target_entropy, bool) or not isinstance(target_entropy, (int, float))
-        ):
-            raise ConfigurationError(f"target_entropy must be 'auto' or a number, got {target_entropy!r}.")
+        self._init_temperature(ent_coef, target_entropy)
         if isinstance(policy_delay, bool) or not isinstance(policy_delay, int) or policy_delay < 1:
             raise ConfigurationError(f"CrossQ policy_delay must be a positive integer, got {policy_delay!r}.")
         if isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size == 1:
@@ -138,8 +133,6 @@ class CrossQ(OffPolicyAlgorithm):
                 "CrossQ batch_size must be at least 2: its Batch Renorm layers normalize with the statistics "
                 "of each minibatch."
             )
-        self.ent_coef = ent_coef
-        self.target_entropy: Any = target_entropy
         self.policy_delay = policy_delay
         super().__init__(
             policy=policy,
@@ -174,30 +167,6 @@ class CrossQ(OffPolicyAlgorithm):
                 "gymnasium.wrappers.FlattenObservation, or use SAC's MultiInputPolicy."
             )
         super()._check_spaces(observation_space, action_space)
-
-    def _setup_model(self) -> None:
-        """Target entropy from the action size; the learned log-temperature lives in the policy's weights."""
-        assert self.action_space is not None and self.policy is not None
-        if self.hparams.get("target_entropy", self.target_entropy) == "auto":
-            self.target_entropy = float(-np.prod(self.action_space.shape))
-        else:
-            self.target_entropy = float(self.hparams.get("target_entropy", self.target_entropy))
-        if self.learn_ent_coef:
-            # Optimising log(alpha) keeps alpha positive (softlearning issue 37).
-            initial = torch.log(torch.full((1,), self.ent_coef_init))
-            self.policy.log_ent_coef = torch.nn.Parameter(initial)
-
-    def configure_optimizers(self) -> list[torch.optim.Optimizer]:
-        policy = self._require_policy()
-        optimizers = [
-            self.make_optimizer(policy.actor.parameters()),
-            self.make_optimizer(policy.critic.parameters()),
-        ]
-        if self.learn_ent_coef:
-            # Plain Adam for the temperature, as sb3-contrib (the policy's betas=(0.5, 0.999) are not used).
-            fused = self.device.type in ("cpu", "cuda")
-            optimizers.append(torch.optim.Adam([policy.log_ent_coef], lr=self.lr_schedule(1.0), fused=fused))
-        return optimizers
 
     def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
         policy, buffer = self.policy, self.replay_buffer

@@ -42,7 +42,7 @@ from lit_sb3_core.schedules import Schedule
 from lit_sb3_sac.hyperparams import TUNED
 from lit_sb3_sac.policies import SAC_POLICY_ALIASES
 
-__all__ = ["SAC", "parse_ent_coef"]
+__all__ = ["SAC", "EntropyTemperature", "parse_ent_coef"]
 
 
 def parse_ent_coef(ent_coef: Any) -> tuple[bool, float]:
@@ -68,7 +68,55 @@ def parse_ent_coef(ent_coef: Any) -> tuple[bool, float]:
     return False, float(ent_coef)
 
 
-class SAC(OffPolicyAlgorithm):
+class EntropyTemperature:
+    """The entropy temperature alpha of the SAC family (SAC, TQC, CrossQ), mixed into an off-policy algorithm.
+
+    ``ent_coef`` is learned (``"auto"``, ``"auto_<init>"``) or fixed; the learned ``log(alpha)`` lives in the
+    policy's weights and has its own plain Adam beside the actor's and the critics' optimizers, as in SB3.
+    """
+
+    learn_ent_coef: bool
+    ent_coef_init: float
+
+    def _init_temperature(self, ent_coef: str | float, target_entropy: str | float) -> None:
+        """Check and keep the two constructor arguments (call it before the algorithm's ``__init__``)."""
+        self.learn_ent_coef, self.ent_coef_init = parse_ent_coef(ent_coef)
+        if target_entropy != "auto" and (
+            isinstance(target_entropy, bool) or not isinstance(target_entropy, (int, float))
+        ):
+            raise ConfigurationError(f"target_entropy must be 'auto' or a number, got {target_entropy!r}.")
+        self.ent_coef = ent_coef
+        self.target_entropy: Any = target_entropy
+
+    def _setup_model(self) -> None:
+        """Target entropy from the action size; the learned log-temperature lives in the policy's weights."""
+        assert self.action_space is not None and self.policy is not None  # type: ignore[attr-defined]
+        hparams = self.hparams  # type: ignore[attr-defined]
+        if hparams.get("target_entropy", self.target_entropy) == "auto":
+            self.target_entropy = float(-np.prod(self.action_space.shape))  # type: ignore[attr-defined]
+        else:
+            self.target_entropy = float(hparams.get("target_entropy", self.target_entropy))
+        if self.learn_ent_coef:
+            # Optimising log(alpha) keeps alpha positive (softlearning issue 37).
+            initial = torch.log(torch.full((1,), self.ent_coef_init))
+            self.policy.log_ent_coef = torch.nn.Parameter(initial)  # type: ignore[attr-defined]
+
+    def configure_optimizers(self) -> list[torch.optim.Optimizer]:
+        """Actor, critic and (when learned) temperature optimizers, in that order."""
+        policy = self._require_policy()  # type: ignore[attr-defined]
+        optimizers = [
+            self.make_optimizer(policy.actor.parameters()),  # type: ignore[attr-defined]
+            self.make_optimizer(policy.critic.parameters()),  # type: ignore[attr-defined]
+        ]
+        if self.learn_ent_coef:
+            # Plain Adam for the temperature, as SB3 (the policy's optimizer_kwargs are not used).
+            fused = self.device.type in ("cpu", "cuda")  # type: ignore[attr-defined]
+            lr = self.lr_schedule(1.0)  # type: ignore[attr-defined]
+            optimizers.append(torch.optim.Adam([policy.log_ent_coef], lr=lr, fused=fused))
+        return optimizers
+
+
+class SAC(EntropyTemperature, OffPolicyAlgorithm):
     """Soft Actor-Critic with clipped double-Q critics and an automatically tuned entropy temperature.
 
     Args:
@@ -159,11 +207,7 @@ class SAC(OffPolicyAlgorithm):
         self.sde_sample_freq = int(sde_sample_freq)
         self.use_sde_at_warmup = use_sde_at_warmup
         self._sde_steps = 0
-        self.learn_ent_coef, self.ent_coef_init = parse_ent_coef(ent_coef)
-        if target_entropy != "auto" and (
-            isinstance(target_entropy, bool) or not isinstance(target_entropy, (int, float))
-        ):
-            raise ConfigurationError(f"target_entropy must be 'auto' or a number, got {target_entropy!r}.")
+        self._init_temperature(ent_coef, target_entropy)
         if (
             isinstance(target_update_interval, bool)
             or not isinstance(target_update_interval, int)
@@ -172,9 +216,7 @@ class SAC(OffPolicyAlgorithm):
             raise ConfigurationError(
                 f"target_update_interval must be a positive integer, got {target_update_interval!r}."
             )
-        self.ent_coef = ent_coef
         self.target_update_interval = target_update_interval
-        self.target_entropy: Any = target_entropy
         super().__init__(
             policy=policy,
             env=env,
@@ -199,18 +241,6 @@ class SAC(OffPolicyAlgorithm):
             device=device,
             checkpoint_replay_buffer=checkpoint_replay_buffer,
         )
-
-    def _setup_model(self) -> None:
-        """Target entropy from the action size; the learned log-temperature lives in the policy's weights."""
-        assert self.action_space is not None and self.policy is not None
-        if self.hparams.get("target_entropy", self.target_entropy) == "auto":
-            self.target_entropy = float(-np.prod(self.action_space.shape))
-        else:
-            self.target_entropy = float(self.hparams.get("target_entropy", self.target_entropy))
-        if self.learn_ent_coef:
-            # Optimising log(alpha) keeps alpha positive (softlearning issue 37).
-            initial = torch.log(torch.full((1,), self.ent_coef_init))
-            self.policy.log_ent_coef = torch.nn.Parameter(initial)
 
     def make_policy(
         self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
@@ -257,17 +287,6 @@ class SAC(OffPolicyAlgorithm):
     def random_warmup_steps(self) -> int:
         """``learning_starts``, or 0 with ``use_sde_at_warmup`` (the gSDE policy acts from the first step)."""
         return 0 if self.use_sde_at_warmup else self.learning_starts
-
-    def configure_optimizers(self) -> list[torch.optim.Optimizer]:
-        policy = self._require_policy()
-        optimizers = [
-            self.make_optimizer(policy.actor.parameters()),
-            self.make_optimizer(policy.critic.parameters()),
-        ]
-        if self.learn_ent_coef:
-            fused = self.device.type in ("cpu", "cuda")
-            optimizers.append(torch.optim.Adam([policy.log_ent_coef], lr=self.lr_schedule(1.0), fused=fused))
-        return optimizers
 
     def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
         policy, buffer = self.policy, self.replay_buffer

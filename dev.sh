@@ -2,6 +2,7 @@
 # lit-sb3 developer entry point. Sets itself up on a fresh machine (Python 3.11 + pip), then:
 #   bash dev.sh train [lit-sb3 train options]   train (PPO on CartPole-v1 by default) and evaluate
 #   bash dev.sh test  [pytest options]          run the whole test suite (core and every plugin)
+#   bash dev.sh lint                            ruff (lint rules and formatting) over the whole tree
 #   bash dev.sh bench [benchmark options]       lit-sb3 beside Stable-Baselines3
 # Everything is installed into .venv/ inside this folder.
 set -euo pipefail
@@ -25,7 +26,7 @@ setup() {
     local stamp="$VENV/.lit-sb3-installed" want
     want=$(cat pyproject.toml plugins/*/pyproject.toml | sha256sum | cut -d' ' -f1)
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-        local args=(-e ".[testing,benchmark,plot,tune,video]")
+        local args=(-e ".[testing,lint,benchmark,plot,tune,video]")
         for plugin in "${PLUGINS[@]}"; do args+=(-e "$plugin"); done
         "$PY" -m pip install --quiet "${args[@]}"
         echo "$want" >"$stamp"
@@ -38,7 +39,8 @@ setup
 case "$command" in
     train) exec "$VENV/bin/lit-sb3" train "$@" ;;
     test) exec "$PY" -m pytest "$@" ;;
+    lint) "$VENV/bin/ruff" check . && exec "$VENV/bin/ruff" format --check . ;;
     bench) exec "$PY" benchmarks/run.py "$@" ;;
     setup) ;;
-    *) echo "usage: bash dev.sh {train|test|bench|setup} [options]" >&2; exit 2 ;;
+    *) echo "usage: bash dev.sh {train|test|lint|bench|setup} [options]" >&2; exit 2 ;;
 esac

@@ -79,7 +79,9 @@ def run(devices: int, steps: int, cost_ms: float, folder: Path) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--steps", type=int, default=40_000)
     parser.add_argument("--env-cost-ms", type=float, default=1.0)
     parser.add_argument("--max-devices", type=int, default=2)

@@ -149,7 +149,7 @@ def _report(name: str, samples: list[Sample]) -> Growth:
     result = growth(samples)
     mb, objects = result.per_100k()
     print(f"\n{name}: {len(samples)} samples, {samples[0].steps:,} .. {samples[-1].steps:,} steps")
-    shown = samples if len(samples) <= 12 else samples[:: max(1, len(samples) // 10)] + [samples[-1]]
+    shown = samples if len(samples) <= 12 else [*samples[:: max(1, len(samples) // 10)], samples[-1]]
     for s in shown:
         print(f"  {s.steps:>10,} steps  {s.rss_mb:8.1f} MB  {s.objects:>9,} objects")
     print(

@@ -18,7 +18,9 @@ from lit_sb3 import PPO, RLEnvDataModule, RLTrainer, evaluate_policy
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--steps", type=int, default=60_000, help="environment steps over all processes")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--out", default="runs", help="folder for logs")
@@ -39,7 +41,9 @@ def main() -> None:
     trainer.fit(model, datamodule=RLEnvDataModule(train_env="CartPole-v1", n_envs=4, seed=0))
     if trainer.is_global_zero:  # every process runs this script; report once
         mean, std = evaluate_policy(model, "CartPole-v1", n_eval_episodes=10)
-        print(f"{trainer.world_size} processes, {model.num_timesteps} steps: mean_reward={mean:.1f} +/- {std:.1f}")
+        print(
+            f"{trainer.world_size} processes, {model.num_timesteps} steps: mean_reward={mean:.1f} +/- {std:.1f}"
+        )
 
 
 if __name__ == "__main__":

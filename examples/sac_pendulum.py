@@ -20,7 +20,9 @@ ENV_ID = "Pendulum-v1"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--steps", type=int, default=None, help="environment steps (default: the tuned 20k)")
     parser.add_argument("--out", default="runs", help="folder for logs and models")
     args = parser.parse_args()
@@ -43,7 +45,9 @@ def main() -> None:
     mean, std = evaluate_policy(model, ENV_ID, n_eval_episodes=5)
     print(f"after {model.num_timesteps} steps: mean_reward={mean:.1f} +/- {std:.1f}")
     best_model = SAC.load(best / "best_model.zip")
-    print(f"best model (at {best_model.num_timesteps} steps): evaluation mean {keep_best.best_mean_reward:.1f}")
+    print(
+        f"best model (at {best_model.num_timesteps} steps): evaluation mean {keep_best.best_mean_reward:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """Compatibility facade: ``from lit_sb3 import PPO, RLTrainer, RLEnvDataModule, make_algo``.
 
 Everything :mod:`lit_sb3_core` exports is re-exported, and Stable-Baselines3 class names (``PPO``,
-``SAC``, ``MaskablePPO``, ..., and ``HerReplayBuffer``) resolve through the plugin registry. All of it is lazy (PEP 562): importing
-this package loads neither torch, lightning, gymnasium nor the plugins; a name loads on first use. A class
-whose plugin is not installed raises ``ImportError`` with the ``pip install`` line.
+``SAC``, ``MaskablePPO``, ..., and ``HerReplayBuffer``) resolve through the plugin registry. All of it is
+lazy (PEP 562): importing this package loads neither torch, lightning, gymnasium nor the plugins; a name
+loads on first use. A class whose plugin is not installed raises ``ImportError`` with the ``pip install``
+line.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from typing import Any
 
 import lit_sb3_core
 from lit_sb3_core import __version__ as __version__
-from lit_sb3_core._names import FIRST_PARTY, SB3_BUFFER_CLASS_NAMES, SB3_CLASS_NAMES
+from lit_sb3_core.foundation.names import FIRST_PARTY, SB3_BUFFER_CLASS_NAMES, SB3_CLASS_NAMES
 
 # Built from core's list so the two never drift apart; a test checks every name resolves.
-__all__ = [*lit_sb3_core.__all__, *SB3_CLASS_NAMES, *SB3_BUFFER_CLASS_NAMES]  # noqa: PLE0604
+__all__ = [*lit_sb3_core.__all__, *SB3_CLASS_NAMES, *SB3_BUFFER_CLASS_NAMES]
 
 
 def __getattr__(name: str) -> Any:
@@ -24,8 +25,8 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     if name in SB3_BUFFER_CLASS_NAMES:
-        from lit_sb3_core._registry import get_buffer_class
         from lit_sb3_core.errors import UnknownNameError
+        from lit_sb3_core.registry.registry import get_buffer_class
 
         registry_name = SB3_BUFFER_CLASS_NAMES[name]
         try:
@@ -37,8 +38,8 @@ def __getattr__(name: str) -> Any:
                 f"pip install {distribution}"
             ) from None
     if name in SB3_CLASS_NAMES or name[:1].isupper():
-        from lit_sb3_core._registry import resolve_sb3_class_name
         from lit_sb3_core.errors import MissingPluginError
+        from lit_sb3_core.registry.registry import resolve_sb3_class_name
 
         try:
             # Not cached: the registry caches the class, and stays the single source of truth.

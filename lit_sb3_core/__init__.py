@@ -9,47 +9,52 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from lit_sb3_core import _legacy_paths
 from lit_sb3_core._version import __version__
+
+_legacy_paths.install()  # 0.1 import paths (lit_sb3_core.policies, ...) keep working until 0.3
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     # engine
-    "RLTrainer": "lit_sb3_core._trainer",
-    "RLEnvDataModule": "lit_sb3_core._datamodule",
-    "evaluate_policy": "lit_sb3_core._evaluation",
-    "load": "lit_sb3_core._model_file",
-    "tuned_hyperparameters": "lit_sb3_core._tuned",
+    "RLTrainer": "lit_sb3_core.engine.trainer",
+    "RLEnvDataModule": "lit_sb3_core.engine.datamodule",
+    "evaluate_policy": "lit_sb3_core.engine.evaluation",
+    "load": "lit_sb3_core.engine.model_file",
+    "tuned_hyperparameters": "lit_sb3_core.engine.tuned",
     # registry
-    "make_algo": "lit_sb3_core._registry",
-    "get_algo_class": "lit_sb3_core._registry",
-    "algo_spec": "lit_sb3_core._registry",
-    "list_algos": "lit_sb3_core._registry",
-    "register_algo": "lit_sb3_core._registry",
-    "make_callback": "lit_sb3_core._registry",
-    "list_callbacks": "lit_sb3_core._registry",
-    "list_plugins": "lit_sb3_core._registry",
-    "AlgoSpec": "lit_sb3_core._registry",
-    "PluginInfo": "lit_sb3_core._plugins",
+    "make_algo": "lit_sb3_core.registry.registry",
+    "get_algo_class": "lit_sb3_core.registry.registry",
+    "algo_spec": "lit_sb3_core.registry.registry",
+    "list_algos": "lit_sb3_core.registry.registry",
+    "register_algo": "lit_sb3_core.registry.registry",
+    "make_callback": "lit_sb3_core.registry.registry",
+    "list_callbacks": "lit_sb3_core.registry.registry",
+    "list_plugins": "lit_sb3_core.registry.registry",
+    "get_buffer_class": "lit_sb3_core.registry.registry",
+    "list_buffers": "lit_sb3_core.registry.registry",
+    "AlgoSpec": "lit_sb3_core.registry.registry",
+    "PluginInfo": "lit_sb3_core.registry.plugins",
     # plugin authoring
     "hookimpl": "lit_sb3_core.hookspecs",
-    "RLAlgorithm": "lit_sb3_core.algorithms",
-    "OnPolicyAlgorithm": "lit_sb3_core.algorithms",
-    "ActorCriticPolicy": "lit_sb3_core.policies",
-    "OffPolicyAlgorithm": "lit_sb3_core.off_policy",
-    "OffPolicyPolicy": "lit_sb3_core.off_policy_policies",
-    "ReplayBuffer": "lit_sb3_core.replay_buffers",
-    "DictReplayBuffer": "lit_sb3_core.replay_buffers",
-    "NormalActionNoise": "lit_sb3_core.noise",
-    "OrnsteinUhlenbeckActionNoise": "lit_sb3_core.noise",
+    "RLAlgorithm": "lit_sb3_core.sdk.algorithm",
+    "OnPolicyAlgorithm": "lit_sb3_core.sdk.on_policy",
+    "ActorCriticPolicy": "lit_sb3_core.nets.actor_critic",
+    "OffPolicyAlgorithm": "lit_sb3_core.sdk.off_policy",
+    "OffPolicyPolicy": "lit_sb3_core.nets.off_policy",
+    "ReplayBuffer": "lit_sb3_core.data.replay_buffer",
+    "DictReplayBuffer": "lit_sb3_core.data.replay_buffer",
+    "NormalActionNoise": "lit_sb3_core.data.noise",
+    "OrnsteinUhlenbeckActionNoise": "lit_sb3_core.data.noise",
     # SB3's callbacks
-    "EvalCallback": "lit_sb3_core.callbacks",
-    "CheckpointCallback": "lit_sb3_core.callbacks",
-    "StopTrainingOnRewardThreshold": "lit_sb3_core.callbacks",
-    "StopTrainingOnMaxEpisodes": "lit_sb3_core.callbacks",
-    "StopTrainingOnNoModelImprovement": "lit_sb3_core.callbacks",
-    "EveryNTimesteps": "lit_sb3_core.callbacks",
-    "LogEveryNTimesteps": "lit_sb3_core.callbacks",
-    "CallbackList": "lit_sb3_core.callbacks",
+    "EvalCallback": "lit_sb3_core.sdk.callbacks",
+    "CheckpointCallback": "lit_sb3_core.sdk.callbacks",
+    "StopTrainingOnRewardThreshold": "lit_sb3_core.sdk.callbacks",
+    "StopTrainingOnMaxEpisodes": "lit_sb3_core.sdk.callbacks",
+    "StopTrainingOnNoModelImprovement": "lit_sb3_core.sdk.callbacks",
+    "EveryNTimesteps": "lit_sb3_core.sdk.callbacks",
+    "LogEveryNTimesteps": "lit_sb3_core.sdk.callbacks",
+    "CallbackList": "lit_sb3_core.sdk.callbacks",
     # errors
     "LitSb3Error": "lit_sb3_core.errors",
 }

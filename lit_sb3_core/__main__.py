@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from lit_sb3_core.cli import main
+from lit_sb3_core.cli.main import main
 
 raise SystemExit(main())

@@ -205,7 +205,13 @@ class NonFiniteError(LitSb3Error, ValueError):
     """
 
     def __init__(
-        self, message: str, *, what: str, env_index: int | None = None, action: Any = None, step: int | None = None
+        self,
+        message: str,
+        *,
+        what: str,
+        env_index: int | None = None,
+        action: Any = None,
+        step: int | None = None,
     ) -> None:
         self.what = what
         self.env_index = env_index

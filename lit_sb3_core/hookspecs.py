@@ -24,7 +24,12 @@ from __future__ import annotations
 
 import pluggy
 
-from lit_sb3_core._registrars import AlgorithmRegistrar, BufferRegistrar, CallbackRegistrar, PolicyRegistrar
+from lit_sb3_core.registry.registrars import (
+    AlgorithmRegistrar,
+    BufferRegistrar,
+    CallbackRegistrar,
+    PolicyRegistrar,
+)
 
 __all__ = [
     "AlgorithmRegistrar",
@@ -100,7 +105,7 @@ def lit_sb3_register_callbacks(registry: CallbackRegistrar) -> None:
 
             @hookimpl
             def lit_sb3_register_callbacks(registry):
-                registry.add("eval", "lit_sb3_core.callbacks:EvalCallback",
+                registry.add("eval", "lit_sb3_core.sdk.callbacks:EvalCallback",
                              description="Evaluate the policy every n steps")
     """
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lit_sb3_core import _plugins
+from lit_sb3_core.registry import plugins as _plugins
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 _PLUGIN_ENV = (_plugins.ALLOW_ENV, _plugins.BLOCK_ENV, _plugins.TRACE_ENV)
@@ -59,7 +59,7 @@ def lit_sb3_register_algorithms(registry):
         name: str,
         source: str = "",
         *,
-        requires: Sequence[str] = ("lit-sb3-core>=0.1,<0.2",),
+        requires: Sequence[str] = ("lit-sb3-core>=0.2,<0.3",),
         distribution: str | None = None,
         version: str = "0.1.0",
         entry_point: str | None = None,

@@ -2,7 +2,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from lit_sb3_core.buffers import RolloutBuffer, compute_gae
+from lit_sb3_core.data.rollout_buffer import RolloutBuffer, compute_gae
 
 
 def _reference_gae(rewards, values, dones_after, last_value, gamma, lam):
@@ -31,7 +31,9 @@ def test_gae_matches_textbook_with_episode_boundaries() -> None:
     last_values = rng.normal(size=n_envs).astype(np.float32)
     advantages = compute_gae(rewards, values, episode_starts, last_values, dones_after[-1], 0.97, 0.9)
     for env in range(n_envs):
-        expected = _reference_gae(rewards[:, env], values[:, env], dones_after[:, env], last_values[env], 0.97, 0.9)
+        expected = _reference_gae(
+            rewards[:, env], values[:, env], dones_after[:, env], last_values[env], 0.97, 0.9
+        )
         np.testing.assert_allclose(advantages[:, env], expected, rtol=1e-5, atol=1e-5)
 
 
@@ -76,7 +78,9 @@ def test_full_batch_is_every_sample_in_storage_order_without_a_copy() -> None:
     buffer = RolloutBuffer(3, 2, obs_space, spaces.Discrete(3))
     for step in range(3):
         obs = np.full((2, 2), step, dtype=np.float32) + np.array([[0.0], [0.5]], dtype=np.float32)
-        buffer.add(obs, torch.tensor([step, 2]), np.ones(2), np.zeros(2), torch.full((2,), step), torch.zeros(2))
+        buffer.add(
+            obs, torch.tensor([step, 2]), np.ones(2), np.zeros(2), torch.full((2,), step), torch.zeros(2)
+        )
     buffer.compute_returns_and_advantage(torch.zeros(2), np.zeros(2))
     batch = buffer.full_batch()
     assert batch.observations[:, 0].tolist() == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]

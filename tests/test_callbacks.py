@@ -21,7 +21,7 @@ from lit_sb3 import (
     list_callbacks,
     make_callback,
 )
-from lit_sb3_core.callbacks import RLCallback
+from lit_sb3_core.sdk.callbacks import RLCallback
 
 SMALL = {"n_steps": 32, "batch_size": 32, "n_epochs": 1, "seed": 0}
 
@@ -39,7 +39,9 @@ def test_eval_callback_keeps_the_best_model_and_a_pickle_free_record(tmp_path: P
 
 def test_stop_on_reward_threshold_stops_cleanly() -> None:
     stop = StopTrainingOnRewardThreshold(reward_threshold=0.0, verbose=0)
-    callback = EvalCallback("CartPole-v1", callback_on_new_best=stop, n_eval_episodes=1, eval_freq=32, verbose=0)
+    callback = EvalCallback(
+        "CartPole-v1", callback_on_new_best=stop, n_eval_episodes=1, eval_freq=32, verbose=0
+    )
     model = PPO(**SMALL).learn(10_000, env="CartPole-v1", callback=callback)
     assert model.num_timesteps == 32
 
@@ -62,7 +64,9 @@ class ConstantEpisodes(gym.Env):
 
 def test_stop_on_no_model_improvement() -> None:
     stop = StopTrainingOnNoModelImprovement(max_no_improvement_evals=0, min_evals=1)
-    callback = EvalCallback(ConstantEpisodes(), callback_after_eval=stop, n_eval_episodes=1, eval_freq=32, verbose=0)
+    callback = EvalCallback(
+        ConstantEpisodes(), callback_after_eval=stop, n_eval_episodes=1, eval_freq=32, verbose=0
+    )
     model = PPO(**SMALL).learn(10_000, env=ConstantEpisodes, callback=callback)
     # Nothing can improve after the first evaluation: training stops at the second.
     assert model.num_timesteps == 64 and stop.no_improvement_evals == 1
@@ -111,8 +115,13 @@ def test_function_callbacks_and_rl_callback_argument() -> None:
 
     assert PPO(**SMALL).learn(1000, env="CartPole-v1", callback=fn).num_timesteps == 64
     recorder = Recorder()
-    trainer = RLTrainer(max_steps=96, rl_callback=recorder, logger=False, enable_progress_bar=False,
-                        enable_checkpointing=False)
+    trainer = RLTrainer(
+        max_steps=96,
+        rl_callback=recorder,
+        logger=False,
+        enable_progress_bar=False,
+        enable_checkpointing=False,
+    )
     trainer.fit(PPO(**SMALL), datamodule=RLEnvDataModule(train_env="CartPole-v1"))
     assert recorder.seen == [32, 64, 96]
     with pytest.raises(TypeError, match="callback must be"):

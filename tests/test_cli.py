@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import lit_sb3_core
-from lit_sb3_core.cli import main
+from lit_sb3_core.cli.main import main
 
 
 def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -102,7 +102,7 @@ def test_python_dash_m_lists_installed_plugins(fake_plugins) -> None:
 
 
 def test_listing_does_not_import_torch_or_lightning(child_env) -> None:
-    code = "import sys\nfrom lit_sb3_core.cli import main\nmain(['algos'])\nmain(['plugins'])\n"
+    code = "import sys\nfrom lit_sb3_core.cli.main import main\nmain(['algos'])\nmain(['plugins'])\n"
     code += "assert not {'torch', 'lightning', 'gymnasium'} & set(sys.modules), sorted(sys.modules)"
     result = subprocess.run(
         [sys.executable, "-c", code], env=child_env, capture_output=True, text=True, check=False
@@ -111,7 +111,7 @@ def test_listing_does_not_import_torch_or_lightning(child_env) -> None:
 
 
 def test_a_raw_command_receives_its_argv_untouched(monkeypatch) -> None:
-    from lit_sb3_core import cli
+    from lit_sb3_core.cli import main as cli
 
     seen: list[list[str]] = []
     command = cli.Command("fit", "train", raw=lambda argv: seen.append(argv) or 3)

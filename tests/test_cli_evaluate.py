@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import lit_sb3_core
-from lit_sb3_core.cli import main
+from lit_sb3_core.cli.main import main
 
 
 @pytest.fixture(scope="module")

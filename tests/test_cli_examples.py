@@ -22,7 +22,13 @@ def run_example(name: str, tmp_path: Path, child_env: dict[str, str], *args: str
 
 
 def test_every_example_is_tested() -> None:
-    tested = {"ppo_cartpole.py", "custom_policy.py", "checkpoint_resume.py", "ddp_cartpole.py", "sac_pendulum.py"}
+    tested = {
+        "ppo_cartpole.py",
+        "custom_policy.py",
+        "checkpoint_resume.py",
+        "ddp_cartpole.py",
+        "sac_pendulum.py",
+    }
     assert {path.name for path in EXAMPLES.glob("*.py")} <= tested
 
 

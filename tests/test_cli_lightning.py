@@ -10,7 +10,7 @@ import torch
 import yaml
 
 import lit_sb3_core
-from lit_sb3_core.cli import main
+from lit_sb3_core.cli.main import main
 from lit_sb3_core.errors import ConfigurationError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -151,7 +151,7 @@ def test_every_registered_algorithm_parses_and_its_printed_config_round_trips(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The command-line risk is each algorithm's signature: jsonargparse must read it and dump it back."""
-    from lit_sb3_core._registry import list_algos
+    from lit_sb3_core.registry.registry import list_algos
 
     algos = list_algos()
     assert "ppo" in algos
@@ -262,7 +262,7 @@ def test_tuned_hyperparameters_split_model_data_and_trainer() -> None:
 
 
 def test_tuned_entries_that_fit_nowhere_are_refused() -> None:
-    from lit_sb3_core._tuned import split_tuned
+    from lit_sb3_core.engine.tuned import split_tuned
 
     cls = lit_sb3_core.get_algo_class("ppo")
     with pytest.raises(ConfigurationError, match="frame_stack"):

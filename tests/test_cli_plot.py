@@ -10,8 +10,8 @@ import torch
 from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 
 import lit_sb3_core
-from lit_sb3_core._cli_plot import aggregate, find_runs, group_label, read_curve
-from lit_sb3_core.cli import main
+from lit_sb3_core.cli.main import main
+from lit_sb3_core.cli.plot import aggregate, find_runs, group_label, read_curve
 
 METRIC = "rollout/ep_rew_mean"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

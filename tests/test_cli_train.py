@@ -9,7 +9,11 @@ from lit_sb3 import PPO
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "lit_sb3_core", "train", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "lit_sb3_core", "train", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 

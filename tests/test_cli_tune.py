@@ -13,9 +13,9 @@ import torch
 import yaml
 
 import lit_sb3_core
-from lit_sb3_core._cli_common import CliError
-from lit_sb3_core._cli_tune import _objective, sample_hyperparameters, search_space_family
-from lit_sb3_core.cli import main
+from lit_sb3_core.cli.common import CliError
+from lit_sb3_core.cli.main import main
+from lit_sb3_core.cli.tune import _objective, sample_hyperparameters, search_space_family
 
 
 @pytest.fixture(autouse=True)
@@ -32,7 +32,8 @@ def test_tune_reports_evaluations_and_prints_the_best(
     code = main(
         [
             "tune", "--algo", "ppo", "--env", "CartPole-v1", "--trials", "3", "--steps", "512", "--evals", "2",
-            "--eval-episodes", "2", "--hp", "n_steps=64", "n_epochs=2", "--storage", storage, "--save-config", str(best),
+            "--eval-episodes", "2", "--hp", "n_steps=64", "n_epochs=2", "--storage", storage,
+            "--save-config", str(best),
         ]
     )  # fmt: skip
     assert code == 0

@@ -63,8 +63,12 @@ def test_unknown_env_id_suggests_close_matches() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"n_envs": 0}, "n_envs"), ({"n_envs": 1.5}, "n_envs"), ({"vectorization": "threads"}, "vectorization"),
-     ({"n_eval_envs": 0}, "n_eval_envs")],
+    [
+        ({"n_envs": 0}, "n_envs"),
+        ({"n_envs": 1.5}, "n_envs"),
+        ({"vectorization": "threads"}, "vectorization"),
+        ({"n_eval_envs": 0}, "n_eval_envs"),
+    ],
 )
 def test_bad_arguments(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -63,7 +63,11 @@ def run_ddp(tmp_path: Path, name: str, ranks: tuple[int, ...] = (0, 1), **config
     script.write_text(SCRIPT)
     config["out"] = str(tmp_path / name)
     proc = subprocess.run(
-        [sys.executable, str(script), json.dumps(config)], capture_output=True, text=True, timeout=900, cwd=tmp_path
+        [sys.executable, str(script), json.dumps(config)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     results = [json.loads((tmp_path / f"{name}.{rank}.json").read_text()) for rank in ranks]
@@ -94,7 +98,14 @@ def test_ddp_spawn_hands_the_trained_model_back(tmp_path: Path) -> None:
         strategy="ddp_spawn",
     )  # fmt: skip
     (reference,) = run_ddp(
-        tmp_path, "reference", ranks=(0,), algo="ppo", env="CartPole-v1", n_envs=2, steps=1024, kwargs=PPO_SMALL
+        tmp_path,
+        "reference",
+        ranks=(0,),
+        algo="ppo",
+        env="CartPole-v1",
+        n_envs=2,
+        steps=1024,
+        kwargs=PPO_SMALL,
     )[:1]
     assert main["num_timesteps"] == 1024 and main["iterations"] == 4
     assert main["params"] == reference["params"], "ddp_spawn and ddp trained differently"
@@ -112,7 +123,16 @@ def test_ppo_learns_cartpole_under_ddp(tmp_path: Path) -> None:
 
 def test_resume_under_ddp(tmp_path: Path) -> None:
     ckpt_dir = str(tmp_path / "ckpt")
-    run_ddp(tmp_path, "first", algo="ppo", env="CartPole-v1", n_envs=2, steps=512, kwargs=PPO_SMALL, ckpt_dir=ckpt_dir)
+    run_ddp(
+        tmp_path,
+        "first",
+        algo="ppo",
+        env="CartPole-v1",
+        n_envs=2,
+        steps=512,
+        kwargs=PPO_SMALL,
+        ckpt_dir=ckpt_dir,
+    )
     rank0, rank1 = run_ddp(
         tmp_path, "resumed", algo="ppo", env="CartPole-v1", n_envs=2, steps=1024, kwargs=PPO_SMALL,
         ckpt_dir=ckpt_dir, resume=str(tmp_path / "ckpt" / "last.ckpt"),

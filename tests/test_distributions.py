@@ -9,7 +9,7 @@ import torch
 from gymnasium import spaces
 from torch import distributions as td
 
-from lit_sb3_core.distributions import (
+from lit_sb3_core.nets.distributions import (
     BernoulliDistribution,
     CategoricalDistribution,
     DiagGaussianDistribution,

@@ -32,7 +32,9 @@ def model() -> PPO:
 
 
 def test_counts_whole_episodes_spread_over_sub_envs(model: PPO) -> None:
-    env = gym.vector.SyncVectorEnv([FixedLength, FixedLength, FixedLength], autoreset_mode=AutoresetMode.SAME_STEP)
+    env = gym.vector.SyncVectorEnv(
+        [FixedLength, FixedLength, FixedLength], autoreset_mode=AutoresetMode.SAME_STEP
+    )
     rewards, lengths = evaluate_policy(model, env, n_eval_episodes=7, return_episode_rewards=True)
     assert len(rewards) == 7
     assert rewards == [float(n) for n in lengths]

@@ -10,7 +10,7 @@ import pytest
 
 import lit_sb3
 import lit_sb3_core
-from lit_sb3_core._names import SB3_BUFFER_CLASS_NAMES, SB3_CLASS_NAMES
+from lit_sb3_core.foundation.names import SB3_BUFFER_CLASS_NAMES, SB3_CLASS_NAMES
 
 HEAVY = ("torch", "lightning", "gymnasium")
 
@@ -97,7 +97,7 @@ def test_sb3_buffer_names_come_from_the_registry(fake_plugins) -> None:
     from lit_sb3 import HerReplayBuffer
 
     assert HerReplayBuffer.__name__ == "HerReplayBuffer"
-    assert HerReplayBuffer is lit_sb3_core._registry.get_buffer_class("her")
+    assert HerReplayBuffer is lit_sb3_core.registry.registry.get_buffer_class("her")
 
 
 def test_a_missing_buffer_plugin_raises_import_error_with_the_install_line(fake_plugins) -> None:

@@ -88,8 +88,11 @@ def test_bad_configuration_is_a_configuration_error(case: str, model: PPO) -> No
 def test_a_user_schedule_returning_a_bad_value_is_named_at_first_use(schedule: Any, shown: str) -> None:
     # SB3 lets torch say "Invalid learning rate: -1.0" (or trains on NaN).
     model = PPO(learning_rate=schedule, **SMALL)
-    with pytest.raises(ConfigurationError, match=rf"The learning_rate schedule .* returned {shown} at "
-                                                 r"progress_remaining=1; a schedule must return finite, non-negative"):  # fmt: skip
+    with pytest.raises(
+        ConfigurationError,
+        match=rf"The learning_rate schedule .* returned {shown} at "
+        r"progress_remaining=1; a schedule must return finite, non-negative",
+    ):
         model.learn(32, env="CartPole-v1")
 
 
@@ -109,8 +112,11 @@ def test_a_valid_user_schedule_is_used_as_given() -> None:
 
 @pytest.mark.parametrize("env", [None, "CartPole-v1"], ids=["no-env", "with-env"])
 def test_an_unknown_policy_alias_is_refused_at_construction(env: str | None) -> None:
-    with pytest.raises(UnknownNameError, match=r"Unknown PPO policy 'MlpPolicyy'\. Did you mean 'MlpPolicy'\?\n"
-                                               r"Available PPO policies: CnnPolicy, MlpPolicy, MultiInputPolicy\."):  # fmt: skip
+    with pytest.raises(
+        UnknownNameError,
+        match=r"Unknown PPO policy 'MlpPolicyy'\. Did you mean 'MlpPolicy'\?\n"
+        r"Available PPO policies: CnnPolicy, MlpPolicy, MultiInputPolicy\.",
+    ):
         PPO("MlpPolicyy", env=env)
     with pytest.raises(KeyError):  # SB3 raises ValueError("Policy MlpPolicyy unknown"); ours is a KeyError
         PPO("MlpPolicyy", env=env)

@@ -16,8 +16,8 @@ import pytest
 from gymnasium.vector import VectorEnv
 
 from lit_sb3 import PPO, RLEnvDataModule, RLTrainer
-from lit_sb3_core._envs import make_vector_env
-from lit_sb3_core._guards import CheckedEnv, CheckFinite, LitAsyncVectorEnv, observation_problem
+from lit_sb3_core.engine.envs import make_vector_env
+from lit_sb3_core.engine.guards import CheckedEnv, CheckFinite, LitAsyncVectorEnv, observation_problem
 from lit_sb3_core.errors import EnvError, LitSb3Error, NonFiniteError
 
 SMALL = {"n_steps": 16, "batch_size": 16, "n_epochs": 1, "seed": 0}
@@ -46,7 +46,8 @@ def _train(
     [
         (fe.WrongShape, (r"training env 1 \(WrongShape\).*on reset\(\): observation has shape \(3,\), but the "
                          r"observation space Box\(shape=\(4,\), float32\) expects shape \(4,\)")),
-        (fe.WrongShapeAfterReset, r"training env 1 .*on step\(\): observation has shape \(2, 2\).*expects shape \(4,\)"),
+        (fe.WrongShapeAfterReset, (r"training env 1 .*on step\(\): observation has shape \(2, 2\)"
+                                   r".*expects shape \(4,\)")),
         (fe.OldResetReturnsObs, (r"training env 1 .*returned array of shape \(4,\), dtype float32 from reset\(\), "
                                  r"not \(observation, info\): this is the old Gym API.*shimmy")),
         (fe.OldResetNoSeed, r"training env 1 .*uses the old Gym API: its reset\(\) does not accept seed.*shimmy"),
@@ -108,8 +109,11 @@ def test_nan_observations_without_the_guard_are_explained_not_a_torch_traceback(
 
 
 def test_the_finite_guard_names_the_env_the_value_and_the_action() -> None:
-    with pytest.raises(NonFiniteError, match=r"The training env 1 returned a non-finite observation at vector step 5 "
-                                             r"after action [01]: \[0\.\d+, nan, 0\.\d+, 0\.\d+\]") as info:  # fmt: skip
+    with pytest.raises(
+        NonFiniteError,
+        match=r"The training env 1 returned a non-finite observation at vector step 5 "
+        r"after action [01]: \[0\.\d+, nan, 0\.\d+, 0\.\d+\]",
+    ) as info:
         _train(RLEnvDataModule(train_env=_second_is(fe.NanObservation), check_finite=True))
     error = info.value
     assert (error.what, error.env_index, error.step) == ("observation", 1, 5)
@@ -123,8 +127,11 @@ def test_the_finite_guard_names_the_env_the_value_and_the_action() -> None:
 
 def test_an_infinite_reward_without_the_guard_reports_the_divergence() -> None:
     # The rollout takes the inf reward, the update turns the weights into NaN, the next rollout cannot act.
-    with pytest.raises(NonFiniteError, match=r"Training diverged: after \d+ environment steps the policy's "
-                                             r"parameters hold NaN.*check_finite=True.*detect_anomaly=True") as info:  # fmt: skip
+    with pytest.raises(
+        NonFiniteError,
+        match=r"Training diverged: after \d+ environment steps the policy's "
+        r"parameters hold NaN.*check_finite=True.*detect_anomaly=True",
+    ) as info:
         _train(RLEnvDataModule(train_env=fe.InfReward, n_envs=2))
     assert info.value.what == "parameters"
 

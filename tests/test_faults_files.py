@@ -68,7 +68,7 @@ def test_a_pickle_payload_in_place_of_an_entry_never_runs(
 ) -> None:
     marker = tmp_path / "pwned"
     crafted = _zip(tmp_path / "crafted.zip", {**_entries(saved), entry: _pickled(marker, via_torch)})
-    with pytest.raises(ModelFileError, match="truncated or corrupt|not a lit-sb3 model file"):
+    with pytest.raises(ModelFileError, match=r"truncated or corrupt|not a lit-sb3 model file"):
         PPO.load(crafted)
     assert not marker.exists()
 
@@ -89,7 +89,7 @@ def test_a_stable_baselines3_zip_is_named_and_never_unpickled(tmp_path: Path) ->
     crafted = _zip(tmp_path / "sb3_crafted.zip", {**_entries(real), "policy.pth": _pickled(marker, True)})
     for path in (real, crafted):
         with pytest.raises(
-            ModelFileError, match="is a Stable-Baselines3 model file.*never unpickles.*load_state_dict"
+            ModelFileError, match=r"is a Stable-Baselines3 model file.*never unpickles.*load_state_dict"
         ):
             PPO.load(path)
     assert not marker.exists()
@@ -140,7 +140,7 @@ def test_a_checkpoint_carrying_a_pickle_payload_never_runs_it(
 def test_a_checkpoint_of_another_algorithm_or_not_of_lit_sb3(checkpoint: Path, tmp_path: Path) -> None:
     from lit_sb3 import A2C
 
-    with pytest.raises(ModelFileError, match="holds a 'ppo' model, not 'a2c'.*get_algo_class"):
+    with pytest.raises(ModelFileError, match=r"holds a 'ppo' model, not 'a2c'.*get_algo_class"):
         A2C.load_from_checkpoint(checkpoint, weights_only=True)
     state = torch.load(checkpoint, weights_only=True)
     del state["lit_sb3"]

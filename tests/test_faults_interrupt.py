@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from lit_sb3 import PPO, RLEnvDataModule, RLTrainer
-from lit_sb3_core._faults import InterruptCheckpoint
+from lit_sb3_core.engine.faults import InterruptCheckpoint
 
 TESTS = Path(__file__).resolve().parent
 

@@ -1,6 +1,7 @@
 """Model files: round trips, refusals with a clear message, atomic writes, no unpickling."""
 
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import torch
 
 import lit_sb3
 from lit_sb3 import PPO
-from lit_sb3_core import _model_file
+from lit_sb3_core.engine import model_file as _model_file
 from lit_sb3_core.errors import ModelFileError
 
 SMALL = {"n_steps": 32, "batch_size": 32, "n_epochs": 1}
@@ -30,7 +31,9 @@ def test_round_trip_keeps_parameters_predictions_counters_and_optimizer(saved, t
         for key, value in model.policy.state_dict().items():
             assert torch.equal(value, loaded.policy.state_dict()[key])
         obs = np.random.default_rng(0).normal(size=(32, 4)).astype(np.float32)
-        np.testing.assert_array_equal(model.predict(obs, deterministic=True)[0], loaded.predict(obs, deterministic=True)[0])
+        np.testing.assert_array_equal(
+            model.predict(obs, deterministic=True)[0], loaded.predict(obs, deterministic=True)[0]
+        )
         assert loaded.num_timesteps == model.num_timesteps == 64
         assert dict(loaded.hparams) == dict(model.hparams)
     loaded = PPO.load(path, env="CartPole-v1")
@@ -61,7 +64,7 @@ def _rewrite(path: Path, target: Path, edit) -> None:
 
 def test_refusals_say_what_is_wrong(saved, tmp_path: Path) -> None:
     _, path = saved
-    with pytest.raises(FileNotFoundError, match="no/such/model.zip"):
+    with pytest.raises(FileNotFoundError, match=re.escape("no/such/model.zip")):
         PPO.load("no/such/model.zip")
     empty = tmp_path / "empty.zip"
     empty.write_bytes(b"")
@@ -77,7 +80,7 @@ def test_refusals_say_what_is_wrong(saved, tmp_path: Path) -> None:
         PPO.load(garbage)
     newer = tmp_path / "newer.zip"
     _rewrite(path, newer, lambda m: {**m, "format_version": 99})
-    with pytest.raises(ModelFileError, match="format 99.*Upgrade"):
+    with pytest.raises(ModelFileError, match=r"format 99.*Upgrade"):
         PPO.load(newer)
     other_algo = tmp_path / "sac.zip"
     _rewrite(path, other_algo, lambda m: {**m, "algo": "sac"})
@@ -100,8 +103,10 @@ def test_loading_never_unpickles(saved, tmp_path: Path, monkeypatch: pytest.Monk
     assert PPO.load(path).num_timesteps == 64
 
 
-def test_a_failed_save_keeps_the_previous_file(saved, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    model, path = saved
+def test_a_failed_save_keeps_the_previous_file(
+    saved, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, _ = saved
     target = tmp_path / "keep.zip"
     model.save(target)
     before = target.read_bytes()
@@ -125,14 +130,30 @@ def test_non_json_hyperparameters_cannot_be_saved(tmp_path: Path) -> None:
 def test_a_crafted_file_naming_a_function_never_calls_it(saved, tmp_path: Path) -> None:
     _, path = saved
     marker = tmp_path / "pwned"
-    for field, value in [("policy", "os:system"), ("policy", "builtins:exec"), ("policy", "subprocess:Popen")]:
+    for field, value in [
+        ("policy", "os:system"),
+        ("policy", "builtins:exec"),
+        ("policy", "subprocess:Popen"),
+    ]:
         crafted = tmp_path / f"crafted_{value.replace(':', '_')}.zip"
-        _rewrite(path, crafted, lambda m: {**m, "hyperparameters": {**m["hyperparameters"], field: value}})
-        with pytest.raises(ValueError, match="must be a subclass of torch.nn"):
+        _rewrite(
+            path,
+            crafted,
+            lambda m, field=field, value=value: {
+                **m,
+                "hyperparameters": {**m["hyperparameters"], field: value},
+            },
+        )
+        with pytest.raises(ValueError, match=re.escape("must be a subclass of torch.nn")):
             PPO.load(crafted)
-    kwargs = {"features_extractor_class": "os:system", "features_extractor_kwargs": {"command": f"touch {marker}"}}
+    kwargs = {
+        "features_extractor_class": "os:system",
+        "features_extractor_kwargs": {"command": f"touch {marker}"},
+    }
     crafted = tmp_path / "crafted_kwargs.zip"
-    _rewrite(path, crafted, lambda m: {**m, "hyperparameters": {**m["hyperparameters"], "policy_kwargs": kwargs}})
+    _rewrite(
+        path, crafted, lambda m: {**m, "hyperparameters": {**m["hyperparameters"], "policy_kwargs": kwargs}}
+    )
     with pytest.raises(ValueError, match="features_extractor_class must be a subclass"):
         PPO.load(crafted)
     assert not marker.exists()

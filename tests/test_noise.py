@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.noise import (
+from lit_sb3_core.data.noise import (
     NormalActionNoise,
     OrnsteinUhlenbeckActionNoise,
     make_action_noise,
     noise_to_spec,
 )
+from lit_sb3_core.errors import ConfigurationError
 
 
 def test_normal_noise_shape_and_statistics() -> None:

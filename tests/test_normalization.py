@@ -7,8 +7,13 @@ import pytest
 import torch
 
 from lit_sb3 import PPO, RLEnvDataModule, RLTrainer
+from lit_sb3_core.data.normalization import (
+    ObservationNormalizer,
+    RewardNormalizer,
+    RunningMeanStd,
+    parse_normalize,
+)
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.normalization import ObservationNormalizer, RewardNormalizer, RunningMeanStd, parse_normalize
 
 SMALL = {"n_steps": 64, "batch_size": 64, "n_epochs": 1, "seed": 0}
 
@@ -65,7 +70,9 @@ def test_ppo_trains_on_normalized_data_and_predicts_from_raw_observations(tmp_pa
     assert np.abs(model.rollout_buffer.rewards).max() < 10.0
     raw = np.array([[1.0, 0.0, 0.5]], dtype=np.float32)
     expected = model.policy.predict_actions(model.obs_normalizer(torch.from_numpy(raw)), True)
-    np.testing.assert_allclose(model.predict(raw, deterministic=True)[0], np.clip(expected.detach().numpy(), -2, 2))
+    np.testing.assert_allclose(
+        model.predict(raw, deterministic=True)[0], np.clip(expected.detach().numpy(), -2, 2)
+    )
     # Statistics are frozen outside rollouts: predict and evaluation do not move them.
     count = float(stats.count)
     model.predict(np.zeros((5, 3), np.float32))
@@ -76,7 +83,9 @@ def test_ppo_trains_on_normalized_data_and_predicts_from_raw_observations(tmp_pa
     assert loaded.normalization == model.normalization
     torch.testing.assert_close(loaded.obs_normalizer.rms.var, stats.var)
     obs = np.random.default_rng(1).normal(size=(20, 3)).astype(np.float32)
-    np.testing.assert_array_equal(loaded.predict(obs, deterministic=True)[0], model.predict(obs, deterministic=True)[0])
+    np.testing.assert_array_equal(
+        loaded.predict(obs, deterministic=True)[0], model.predict(obs, deterministic=True)[0]
+    )
 
 
 def test_statistics_travel_in_checkpoints(tmp_path: Path) -> None:
@@ -111,6 +120,8 @@ def test_running_mean_std_merges_moments_like_the_batch_they_summarize() -> None
     by_batch, by_moments = RunningMeanStd((2,)), RunningMeanStd((2,))
     for batch in batches:
         by_batch.update(torch.from_numpy(batch))
-        by_moments.update_from_moments(torch.from_numpy(batch.mean(0)), torch.from_numpy(batch.var(0)), len(batch))
+        by_moments.update_from_moments(
+            torch.from_numpy(batch.mean(0)), torch.from_numpy(batch.var(0)), len(batch)
+        )
     for name in ("mean", "var", "count"):
         torch.testing.assert_close(getattr(by_moments, name), getattr(by_batch, name))

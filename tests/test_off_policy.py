@@ -18,10 +18,10 @@ from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers import Logger
 
 from lit_sb3_core import RLEnvDataModule, RLTrainer
+from lit_sb3_core.data.replay_buffer import ReplayBuffer
 from lit_sb3_core.errors import ConfigurationError, UnknownNameError
-from lit_sb3_core.off_policy import OffPolicyAlgorithm, clip_grad_norm, parse_train_freq
-from lit_sb3_core.off_policy_policies import OffPolicyPolicy, polyak_update, update_target
-from lit_sb3_core.replay_buffers import ReplayBuffer
+from lit_sb3_core.nets.off_policy import OffPolicyPolicy, polyak_update, update_target
+from lit_sb3_core.sdk.off_policy import OffPolicyAlgorithm, clip_grad_norm, parse_train_freq
 
 
 class Ramp(gym.Env):
@@ -349,7 +349,7 @@ def test_learn_continues_episodes_in_flight_without_truncating_them() -> None:
 
 def test_q_networks_skip_hook_dispatch_only_while_no_hook_is_registered() -> None:
     from lit_sb3 import DQN
-    from lit_sb3_core.torch_layers import plain_calls
+    from lit_sb3_core.nets.torch_layers import plain_calls
 
     model = DQN(env="CartPole-v1", learning_starts=100, train_freq=4, seed=0)
     policy = model.policy
@@ -361,7 +361,9 @@ def test_q_networks_skip_hook_dispatch_only_while_no_hook_is_registered() -> Non
     assert not policy.q_net.plain_calls  # switched off again after the block
     # A forward hook on a layer sees every pass during training: exploration steps and updates.
     calls: list[int] = []
-    handle = policy.q_net.q_net[0].register_forward_hook(lambda module, args, output: calls.append(len(output)))
+    handle = policy.q_net.q_net[0].register_forward_hook(
+        lambda module, args, output: calls.append(len(output))
+    )
     with plain_calls(policy):
         assert not policy.q_net.plain_calls
     model.learn(200, env="CartPole-v1")

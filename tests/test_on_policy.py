@@ -100,8 +100,13 @@ def test_lightning_runs_once_per_iteration_not_per_step() -> None:
         def on_train_batch_end(self, *args) -> None:
             Count.batches += 1
 
-    trainer = RLTrainer(max_steps=512, logger=False, enable_progress_bar=False, enable_checkpointing=False,
-                        callbacks=[Count()])
+    trainer = RLTrainer(
+        max_steps=512,
+        logger=False,
+        enable_progress_bar=False,
+        enable_checkpointing=False,
+        callbacks=[Count()],
+    )
     model = PPO(n_steps=64, batch_size=32, n_epochs=3, seed=0)
     trainer.fit(model, datamodule=RLEnvDataModule(train_env="CartPole-v1", n_envs=2))
     assert Count.batches == model.iterations == 4
@@ -136,7 +141,9 @@ def test_module_hooks_are_honoured_during_training() -> None:
     """Policies skip nn.Module.__call__ only while no hook is registered: a forward hook still runs."""
     calls = []
     model = PPO(n_steps=32, batch_size=32, n_epochs=1, seed=0, env="CartPole-v1")
-    handle = model.policy.action_net.register_forward_hook(lambda module, args, output: calls.append(len(output)))
+    handle = model.policy.action_net.register_forward_hook(
+        lambda module, args, output: calls.append(len(output))
+    )
     fit(model, RLEnvDataModule(train_env="CartPole-v1"), 64)
     handle.remove()
     # Two iterations: 32 rollout steps and one 32-sample update each.
@@ -144,7 +151,7 @@ def test_module_hooks_are_honoured_during_training() -> None:
 
 
 def test_plain_calls_give_the_same_outputs_as_module_calls() -> None:
-    from lit_sb3_core.torch_layers import hook_free
+    from lit_sb3_core.nets.torch_layers import hook_free
 
     model = PPO(seed=0, env="CartPole-v1", policy_kwargs={"share_features_extractor": False})
     policy = model.policy

@@ -7,10 +7,11 @@ import sys
 import pytest
 
 import lit_sb3_core
-from lit_sb3_core import _plugins, hookimpl
-from lit_sb3_core._plugins import LitSb3PluginWarning, PluginInfo, register_plugin, unregister_plugin
-from lit_sb3_core._registry import algo_spec, list_algos, list_callbacks, list_plugins, make_algo
+from lit_sb3_core import hookimpl
 from lit_sb3_core.errors import PluginError
+from lit_sb3_core.registry import plugins as _plugins
+from lit_sb3_core.registry.plugins import LitSb3PluginWarning, PluginInfo, register_plugin, unregister_plugin
+from lit_sb3_core.registry.registry import algo_spec, list_algos, list_callbacks, list_plugins, make_algo
 
 
 def info(name: str) -> PluginInfo:
@@ -223,7 +224,7 @@ def test_discovery_is_idempotent(fake_plugins) -> None:
 
 def test_the_installed_core_entry_point_is_not_loaded_twice(fake_plugins) -> None:
     fake_plugins.add(
-        "core", distribution="lit-sb3-core", requires=[], entry_point="lit_sb3_core._builtin_plugin"
+        "core", distribution="lit-sb3-core", requires=[], entry_point="lit_sb3_core.registry.builtin_plugin"
     )
     assert names().count("core") == 1
     assert info("core").status == "loaded"

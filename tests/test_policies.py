@@ -11,7 +11,8 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.policies import (
+from lit_sb3_core.foundation.spaces import channels_first_space
+from lit_sb3_core.nets.actor_critic import (
     ACTOR_CRITIC_ALIASES,
     ActorCriticCnnPolicy,
     ActorCriticPolicy,
@@ -19,8 +20,7 @@ from lit_sb3_core.policies import (
     class_to_string,
     resolve_class,
 )
-from lit_sb3_core.spaces import channels_first_space
-from lit_sb3_core.torch_layers import BaseFeaturesExtractor, CombinedExtractor, NatureCNN
+from lit_sb3_core.nets.torch_layers import BaseFeaturesExtractor, CombinedExtractor, NatureCNN
 
 torch.set_num_threads(1)
 
@@ -281,7 +281,7 @@ def test_optimizer_class_and_kwargs() -> None:
 def test_make_optimizer_picks_the_multi_tensor_implementation_unless_told(
     optimizer_class: type, kwargs: dict[str, Any], chosen: dict[str, Any]
 ) -> None:
-    from lit_sb3_core.algorithms import make_optimizer
+    from lit_sb3_core.sdk.algorithm import make_optimizer
 
     optimizer = make_optimizer(optimizer_class, nn.Linear(3, 2).parameters(), 1e-3, kwargs)
     assert {key: optimizer.defaults[key] for key in chosen} == chosen
@@ -361,10 +361,10 @@ def test_image_sized_exactly_at_the_minimum_works() -> None:
 @pytest.mark.parametrize(
     "module",
     [
-        "lit_sb3_core.policies",
-        "lit_sb3_core.torch_layers",
-        "lit_sb3_core.distributions",
-        "lit_sb3_core.spaces",
+        "lit_sb3_core.nets.actor_critic",
+        "lit_sb3_core.nets.torch_layers",
+        "lit_sb3_core.nets.distributions",
+        "lit_sb3_core.foundation.spaces",
     ],
 )
 def test_all_is_honest(module: str) -> None:

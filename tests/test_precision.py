@@ -40,12 +40,12 @@ def test_on_policy_training_validation_and_prediction_under_bf16_autocast() -> N
 
 
 def test_sac_learns_pendulum_under_bf16_autocast_on_the_fast_update_path() -> None:
-    model = make_algo(
-        "sac", learning_rate=1e-3, batch_size=128, policy_kwargs={"net_arch": [64, 64]}, seed=0
-    )
+    model = make_algo("sac", learning_rate=1e-3, batch_size=128, policy_kwargs={"net_arch": [64, 64]}, seed=0)
     trainer = _trainer(4000)
     trainer.fit(model, datamodule=RLEnvDataModule(train_env="Pendulum-v1", seed=0))
-    assert model._plain_steps, "bf16 autocast needs no gradient scaler: updates should skip Lightning's wrappers"
+    assert model._plain_steps, (
+        "bf16 autocast needs no gradient scaler: updates should skip Lightning's wrappers"
+    )
     env = gym.vector.SyncVectorEnv(
         [lambda: gym.make("Pendulum-v1")], autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
     )
@@ -59,8 +59,13 @@ def test_fp16_with_a_gradient_scaler_takes_lightnings_path(precision: str) -> No
     if not torch.cuda.is_available():
         pytest.skip("fp16 mixed precision with a gradient scaler needs a GPU")
     model = make_algo("sac", learning_starts=50, batch_size=32, seed=0)
-    RLTrainer(max_steps=300, precision=precision, accelerator="gpu", devices=1, logger=False,
-              enable_checkpointing=False, enable_progress_bar=False).fit(
-        model, datamodule=RLEnvDataModule(train_env="Pendulum-v1")
-    )
+    RLTrainer(
+        max_steps=300,
+        precision=precision,
+        accelerator="gpu",
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+    ).fit(model, datamodule=RLEnvDataModule(train_env="Pendulum-v1"))
     assert not model._plain_steps

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from lit_sb3_core import _registry
-from lit_sb3_core._plugins import LitSb3PluginWarning
-from lit_sb3_core._registry import (
+from lit_sb3_core.errors import (
+    AmbiguousNameError,
+    DuplicateNameError,
+    MissingPluginError,
+    RegistrationError,
+    TargetImportError,
+    UnknownNameError,
+)
+from lit_sb3_core.registry import registry as _registry
+from lit_sb3_core.registry.plugins import LitSb3PluginWarning
+from lit_sb3_core.registry.registry import (
     FIRST_PARTY,
     SB3_CLASS_NAMES,
     AlgoSpec,
@@ -22,14 +30,6 @@ from lit_sb3_core._registry import (
     make_callback,
     register_algo,
     resolve_sb3_class_name,
-)
-from lit_sb3_core.errors import (
-    AmbiguousNameError,
-    DuplicateNameError,
-    MissingPluginError,
-    RegistrationError,
-    TargetImportError,
-    UnknownNameError,
 )
 
 EVERYTHING = """

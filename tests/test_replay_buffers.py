@@ -9,8 +9,8 @@ import pytest
 import torch
 from gymnasium import spaces
 
+from lit_sb3_core.data.replay_buffer import DictReplayBuffer, ReplayBuffer
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.replay_buffers import DictReplayBuffer, ReplayBuffer
 
 OBS = spaces.Box(-100.0, 100.0, shape=(2,), dtype=np.float32)
 ACT = spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)

@@ -64,7 +64,9 @@ def run(tmp_path: Path, root: str, steps: int, resume: str) -> dict:
 
 
 @pytest.mark.parametrize("resume", ["path", "last"])
-def test_resume_in_a_new_process_continues_counters_schedules_and_returns(tmp_path: Path, resume: str) -> None:
+def test_resume_in_a_new_process_continues_counters_schedules_and_returns(
+    tmp_path: Path, resume: str
+) -> None:
     n = 1024
     straight = run(tmp_path, "straight", 2 * n, "none")
     first = run(tmp_path, "split", n, "none")

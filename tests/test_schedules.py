@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from lit_sb3_core.schedules import constant_schedule, linear_schedule, make_schedule
+from lit_sb3_core.foundation.schedules import constant_schedule, linear_schedule, make_schedule
 
 
 def test_numbers_are_constant() -> None:

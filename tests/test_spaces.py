@@ -9,7 +9,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from lit_sb3_core.spaces import (
+from lit_sb3_core.foundation.spaces import (
     ObsPreprocessor,
     action_dim,
     channels_first_space,

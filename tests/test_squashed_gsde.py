@@ -9,10 +9,10 @@ import torch
 from gymnasium import spaces
 from torch import distributions as td
 
-from lit_sb3_core.distributions import StateDependentNoise
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.off_policy_policies import SquashedGaussianActor
-from lit_sb3_core.torch_layers import FlattenExtractor
+from lit_sb3_core.nets.distributions import StateDependentNoise
+from lit_sb3_core.nets.off_policy import SquashedGaussianActor
+from lit_sb3_core.nets.torch_layers import FlattenExtractor
 
 BATCH = 64
 

@@ -40,7 +40,9 @@ def test_default_logger_is_tensorboard_under_run_name_n(tmp_path: Path) -> None:
 
 
 def test_other_trainer_arguments_pass_through() -> None:
-    trainer = RLTrainer(max_steps=10, accelerator="cpu", log_every_n_steps=7, logger=False, precision="32-true")
+    trainer = RLTrainer(
+        max_steps=10, accelerator="cpu", log_every_n_steps=7, logger=False, precision="32-true"
+    )
     assert trainer.log_every_n_steps == 7
     assert trainer.accelerator.__class__.__name__ == "CPUAccelerator"
 
@@ -95,7 +97,9 @@ def test_validate_and_test_return_and_log_the_evaluation(tmp_path: Path) -> None
     (test,) = trainer.test(model, datamodule=dm, n_eval_episodes=4, verbose=False)
     assert set(test) == {f"test/{k}" for k in keys}
     assert test["test/n_eval_episodes"] == 4 and isinstance(test["test/n_eval_episodes"], int)
-    (val,) = trainer.validate(model, env="CartPole-v1", n_eval_episodes=3, verbose=False, return_episode_rewards=True)
+    (val,) = trainer.validate(
+        model, env="CartPole-v1", n_eval_episodes=3, verbose=False, return_episode_rewards=True
+    )
     assert {f"val/{k}" for k in keys} <= set(val)
     assert len(val["val/episode_rewards"]) == 3
     assert val["val/mean_reward"] == pytest.approx(np.mean(val["val/episode_rewards"]))
@@ -128,7 +132,9 @@ def test_evaluation_during_fit_every_n_env_steps_feeds_model_checkpoint(tmp_path
     from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    checkpoint = ModelCheckpoint(dirpath=tmp_path / "best", monitor="val/mean_reward", mode="max", save_top_k=1)
+    checkpoint = ModelCheckpoint(
+        dirpath=tmp_path / "best", monitor="val/mean_reward", mode="max", save_top_k=1
+    )
     trainer = RLTrainer(
         max_steps=1024, eval_every_n_steps=256, n_eval_episodes=2, default_root_dir=tmp_path,
         enable_progress_bar=False, callbacks=[checkpoint],

@@ -302,7 +302,7 @@ class AlgorithmConformance(PluginConformance):
 
         class CountBatches(Callback):
             count = 0
-            iterations_at_start: list[int] = []
+            iterations_at_start: ClassVar[list[int]] = []
 
             def on_train_start(self, trainer: Any, pl_module: Any) -> None:
                 CountBatches.iterations_at_start.append(pl_module.iterations)

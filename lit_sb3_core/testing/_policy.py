@@ -40,7 +40,7 @@ class PolicyConformance(PluginConformance):
 
     # helpers ----------------------------------------------------------------------------------------
     def policy_class(self) -> type:
-        from lit_sb3_core._registry import get_policy_class
+        from lit_sb3_core.registry.registry import get_policy_class
 
         cls = get_policy_class(self.algo_name, self.policy_alias)
         assert cls is not None, (
@@ -66,7 +66,7 @@ class PolicyConformance(PluginConformance):
 
     # registration -----------------------------------------------------------------------------------
     def test_registers_alias(self) -> None:
-        from lit_sb3_core._registry import list_policies
+        from lit_sb3_core.registry.registry import list_policies
 
         assert self.policy_alias in list_policies(self.algo_name), (
             f"{self.policy_alias!r} is not among the aliases plugins registered for {self.algo_name!r}: "

@@ -24,10 +24,8 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
-from lit_sb3_core.algorithms import OnPolicyAlgorithm, explained_variance
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES
-from lit_sb3_core.schedules import Schedule
+from lit_sb3_core.sdk import ACTOR_CRITIC_ALIASES, OnPolicyAlgorithm, Schedule, explained_variance
 
 __all__ = ["REINFORCE"]
 

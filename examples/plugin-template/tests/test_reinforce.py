@@ -6,10 +6,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from lit_sb3_reinforce import REINFORCE
 
 from lit_sb3_core import evaluate_policy, make_algo
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_reinforce import REINFORCE
 
 
 @pytest.fixture(autouse=True)

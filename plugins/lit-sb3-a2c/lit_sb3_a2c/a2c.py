@@ -23,10 +23,8 @@ import torch.nn.functional as F
 
 from lit_sb3_a2c.hyperparams import TUNED
 from lit_sb3_a2c.rmsprop_tf_like import RMSpropTFLike
-from lit_sb3_core.algorithms import OnPolicyAlgorithm, explained_variance
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES
-from lit_sb3_core.schedules import Schedule
+from lit_sb3_core.sdk import ACTOR_CRITIC_ALIASES, OnPolicyAlgorithm, Schedule, explained_variance
 
 __all__ = ["A2C", "OPTIMIZER_ALIASES"]
 
@@ -72,7 +70,7 @@ class A2C(OnPolicyAlgorithm):
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     default_log_interval: ClassVar[int] = 100  # SB3's A2C.learn(log_interval=100): iterations are tiny
-    # Tiny iterations, so one Lightning batch runs several (>= 256 env steps); see lit_sb3_core.on_policy.
+    # Tiny iterations, so one Lightning batch runs several (>= 256 env steps); see lit_sb3_core.sdk.
     min_steps_per_batch: ClassVar[int] = 256
 
     def __init__(

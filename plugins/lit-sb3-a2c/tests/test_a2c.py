@@ -11,8 +11,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from lit_sb3_a2c import A2C, RMSpropTFLike
 
+from lit_sb3_a2c import A2C, RMSpropTFLike
 from lit_sb3_core import evaluate_policy, load, tuned_hyperparameters
 from lit_sb3_core.errors import ConfigurationError
 

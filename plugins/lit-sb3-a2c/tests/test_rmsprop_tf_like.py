@@ -6,6 +6,7 @@ import copy
 
 import pytest
 import torch
+
 from lit_sb3_a2c import RMSpropTFLike
 
 

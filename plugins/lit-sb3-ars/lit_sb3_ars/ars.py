@@ -38,10 +38,8 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from lit_sb3_ars.hyperparams import TUNED
 from lit_sb3_ars.policies import ARS_POLICY_ALIASES, ARSPolicy
-from lit_sb3_core.algorithms import RLAlgorithm
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.schedules import Schedule, make_schedule
-from lit_sb3_core.spaces import obs_to_tensor, to_numpy
+from lit_sb3_core.sdk import RLAlgorithm, Schedule, make_schedule, obs_to_tensor, to_numpy
 
 __all__ = ["ARS"]
 
@@ -341,7 +339,5 @@ class ARS(RLAlgorithm):
         assert isinstance(space, spaces.Box) and isinstance(policy, ARSPolicy)
         shape, low, high = (-1, *space.shape), space.low, space.high
         if policy.squash_output:
-            return lambda actions: np.clip(
-                policy.unscale_action(to_numpy(actions).reshape(shape)), low, high
-            )
+            return lambda actions: np.clip(policy.unscale_action(to_numpy(actions).reshape(shape)), low, high)
         return lambda actions: np.clip(to_numpy(actions).reshape(shape), low, high)

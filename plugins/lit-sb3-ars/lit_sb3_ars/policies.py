@@ -22,8 +22,7 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.policies import resolve_class
-from lit_sb3_core.spaces import ObsPreprocessor, describe_space, flat_feature_dim
+from lit_sb3_core.sdk import ObsPreprocessor, describe_space, flat_feature_dim, resolve_class
 
 __all__ = ["ARS_POLICY_ALIASES", "ARSLinearPolicy", "ARSPolicy"]
 

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 from lightning.pytorch.callbacks import Callback
-from lit_sb3_ars.hyperparams import TUNED
-from lit_sb3_ars.policies import ARSLinearPolicy, ARSPolicy
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from lit_sb3 import ARS, RLEnvDataModule, RLTrainer, evaluate_policy, load, make_algo
+from lit_sb3_ars.hyperparams import TUNED
+from lit_sb3_ars.policies import ARSLinearPolicy, ARSPolicy
 from lit_sb3_core import tuned_hyperparameters
 from lit_sb3_core.errors import ConfigurationError
 
@@ -129,7 +129,7 @@ def test_unsupported_spaces_and_options_are_refused() -> None:
     with pytest.raises(ConfigurationError, match="ARS ranks candidates by their returns"):
         ARS(n_delta=1).learn(100, env=RLEnvDataModule(train_env="Pendulum-v1", normalize=True))
     with pytest.raises(ConfigurationError, match="ARS policy"):
-        ARS("lit_sb3_core.policies:ActorCriticPolicy", env="CartPole-v1")
+        ARS("lit_sb3_core.sdk:ActorCriticPolicy", env="CartPole-v1")
 
 
 def _multidiscrete_env() -> gym.Env:

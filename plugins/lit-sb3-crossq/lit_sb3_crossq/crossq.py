@@ -31,16 +31,13 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 from gymnasium import spaces
-from lit_sb3_sac.sac import EntropyTemperature
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.noise import ActionNoise
-from lit_sb3_core.off_policy import OffPolicyAlgorithm, TrainFreq
-from lit_sb3_core.schedules import Schedule
-from lit_sb3_core.spaces import describe_space
+from lit_sb3_core.sdk import ActionNoise, OffPolicyAlgorithm, Schedule, TrainFreq, describe_space
 from lit_sb3_crossq.batch_renorm import set_training
 from lit_sb3_crossq.hyperparams import TUNED
 from lit_sb3_crossq.policies import CROSSQ_POLICY_ALIASES
+from lit_sb3_sac.sac import EntropyTemperature
 
 __all__ = ["CrossQ"]
 

@@ -13,16 +13,17 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.off_policy_policies import (
+from lit_sb3_core.sdk import (
+    BaseFeaturesExtractor,
     ContinuousCritic,
+    FlattenExtractor,
     OffPolicyNetArch,
     OffPolicyPolicy,
     SquashedGaussianActor,
     actor_critic_arch,
+    describe_space,
+    resolve_class,
 )
-from lit_sb3_core.policies import resolve_class
-from lit_sb3_core.spaces import describe_space
-from lit_sb3_core.torch_layers import BaseFeaturesExtractor, FlattenExtractor
 from lit_sb3_crossq.batch_renorm import BatchRenorm
 
 __all__ = ["CROSSQ_POLICY_ALIASES", "CrossQActor", "CrossQCritic", "CrossQPolicy", "renorm_mlp"]

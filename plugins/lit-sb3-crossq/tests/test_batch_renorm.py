@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from lit_sb3_crossq.batch_renorm import BatchRenorm, set_training
 from torch import nn
+
+from lit_sb3_crossq.batch_renorm import BatchRenorm, set_training
 
 
 def batch(

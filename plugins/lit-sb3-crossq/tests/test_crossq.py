@@ -10,11 +10,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from lit_sb3_crossq import CrossQ
-from lit_sb3_crossq.batch_renorm import BatchRenorm
 
 from lit_sb3_core import evaluate_policy
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_crossq import CrossQ
+from lit_sb3_crossq.batch_renorm import BatchRenorm
 
 
 def seeded_env(env_id: str, seed: int = 0) -> gym.vector.VectorEnv:

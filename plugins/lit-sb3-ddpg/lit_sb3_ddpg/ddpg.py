@@ -24,12 +24,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import torch
-from lit_sb3_td3.td3 import TD3
 
-from lit_sb3_core.noise import ActionNoise
-from lit_sb3_core.off_policy import TrainFreq
-from lit_sb3_core.schedules import Schedule
+from lit_sb3_core.sdk import ActionNoise, Schedule, TrainFreq
 from lit_sb3_ddpg.hyperparams import TUNED
+from lit_sb3_td3.td3 import TD3
 
 __all__ = ["DDPG"]
 

@@ -8,11 +8,11 @@ from collections import Counter
 import gymnasium as gym
 import pytest
 import torch
-from lit_sb3_ddpg import DDPG
-from lit_sb3_td3 import TD3
 
 from lit_sb3_core import evaluate_policy
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_ddpg import DDPG
+from lit_sb3_td3 import TD3
 
 
 def seeded_env(env_id: str, seed: int = 0) -> gym.vector.VectorEnv:

@@ -24,10 +24,7 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.off_policy import OffPolicyAlgorithm, TrainFreq
-from lit_sb3_core.off_policy_policies import update_target
-from lit_sb3_core.schedules import Schedule
-from lit_sb3_core.spaces import obs_to_tensor
+from lit_sb3_core.sdk import OffPolicyAlgorithm, Schedule, TrainFreq, obs_to_tensor, update_target
 from lit_sb3_dqn.hyperparams import TUNED
 from lit_sb3_dqn.policies import DQN_POLICY_ALIASES
 

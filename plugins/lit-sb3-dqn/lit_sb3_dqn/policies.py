@@ -9,10 +9,16 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.off_policy_policies import OffPolicyPolicy, QNetwork, freeze
-from lit_sb3_core.policies import resolve_class
-from lit_sb3_core.spaces import describe_space
-from lit_sb3_core.torch_layers import CombinedExtractor, FlattenExtractor, NatureCNN
+from lit_sb3_core.sdk import (
+    CombinedExtractor,
+    FlattenExtractor,
+    NatureCNN,
+    OffPolicyPolicy,
+    QNetwork,
+    describe_space,
+    freeze,
+    resolve_class,
+)
 
 __all__ = ["DQN_POLICY_ALIASES", "CnnPolicy", "DQNPolicy", "MultiInputPolicy"]
 

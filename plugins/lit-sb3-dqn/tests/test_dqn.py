@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from lit_sb3_dqn import DQN
-from lit_sb3_dqn.dqn import linear_epsilon
 
 from lit_sb3_core import evaluate_policy
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_dqn import DQN
+from lit_sb3_dqn.dqn import linear_epsilon
 
 SMALL = {"learning_starts": 50, "buffer_size": 2000, "policy_kwargs": {"net_arch": [32, 32]}, "seed": 0}
 

@@ -48,8 +48,7 @@ from gymnasium import spaces
 from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv, VectorEnv
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.replay_buffers import DictReplayBuffer, ReplaySamples
-from lit_sb3_core.spaces import describe_space
+from lit_sb3_core.sdk import DictReplayBuffer, ReplaySamples, describe_space
 
 __all__ = ["GoalSelectionStrategy", "HerReplayBuffer"]
 

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 import torch
 from gymnasium import spaces
-from lit_sb3_her import BitFlippingEnv, GoalSelectionStrategy, HerReplayBuffer
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.replay_buffers import DictReplayBuffer
+from lit_sb3_core.sdk import DictReplayBuffer
+from lit_sb3_her import BitFlippingEnv, GoalSelectionStrategy, HerReplayBuffer
 
 BOX = spaces.Box(-np.inf, np.inf, shape=(2,), dtype=np.float32)
 OBS_SPACE = spaces.Dict({"observation": BOX, "achieved_goal": BOX, "desired_goal": BOX})

@@ -6,9 +6,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from lit_sb3_her import BitFlippingEnv
 
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_her import BitFlippingEnv
 
 
 @pytest.mark.parametrize("continuous", [False, True])

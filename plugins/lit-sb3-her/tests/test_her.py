@@ -12,15 +12,14 @@ import numpy as np
 import pytest
 import torch
 from lightning.pytorch.callbacks import Callback, ModelCheckpoint
+
+from lit_sb3_core import RLEnvDataModule, RLTrainer, get_buffer_class, list_buffers
+from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_dqn import DQN
 from lit_sb3_her import BitFlippingEnv, GoalSelectionStrategy, HerReplayBuffer
 from lit_sb3_qrdqn import QRDQN
 from lit_sb3_sac import SAC
 from lit_sb3_td3 import TD3
-
-from lit_sb3_core import RLEnvDataModule, RLTrainer
-from lit_sb3_core._registry import get_buffer_class, list_buffers  # not re-exported by lit_sb3_core
-from lit_sb3_core.errors import ConfigurationError
 
 # Close to SB3's own HER performance test (DQN on bit flipping): one update per environment step.
 DQN_BITS = {
@@ -246,7 +245,7 @@ def test_checkpoint_resume_restores_the_episode_bookkeeping(tmp_path: Path) -> N
 
 
 def test_a_yaml_config_names_the_buffer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lit_sb3_core.cli import main
+    from lit_sb3_core.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     config = tmp_path / "her.yaml"

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import torch
 from gymnasium import spaces
 
-from lit_sb3_core.buffers import RolloutBuffer
+from lit_sb3_core.sdk import RolloutBuffer
 
 __all__ = ["MaskableRolloutBatch", "MaskableRolloutBuffer"]
 

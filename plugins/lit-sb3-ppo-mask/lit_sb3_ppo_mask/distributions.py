@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from lit_sb3_core.distributions import CategoricalDistribution, Distribution
+from lit_sb3_core.sdk import CategoricalDistribution, Distribution
 
 __all__ = ["HUGE_NEG", "MaskableCategoricalDistribution", "MaskableMultiCategoricalDistribution"]
 

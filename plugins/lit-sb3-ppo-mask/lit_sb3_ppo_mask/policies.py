@@ -15,9 +15,14 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.policies import ActorCriticPolicy
-from lit_sb3_core.spaces import describe_space
-from lit_sb3_core.torch_layers import BaseFeaturesExtractor, CombinedExtractor, NatureCNN, NetArch
+from lit_sb3_core.sdk import (
+    ActorCriticPolicy,
+    BaseFeaturesExtractor,
+    CombinedExtractor,
+    NatureCNN,
+    NetArch,
+    describe_space,
+)
 from lit_sb3_ppo_mask.distributions import (
     MaskableCategoricalDistribution,
     MaskableMultiCategoricalDistribution,

@@ -20,11 +20,10 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from gymnasium.vector import VectorEnv
-from lit_sb3_ppo.ppo import PPO
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.schedules import Schedule
-from lit_sb3_core.spaces import describe_space, obs_to_tensor
+from lit_sb3_core.sdk import Schedule, describe_space, obs_to_tensor
+from lit_sb3_ppo.ppo import PPO
 from lit_sb3_ppo_mask.action_masks import get_action_masks
 from lit_sb3_ppo_mask.buffers import MaskableRolloutBatch, MaskableRolloutBuffer
 from lit_sb3_ppo_mask.hyperparams import TUNED

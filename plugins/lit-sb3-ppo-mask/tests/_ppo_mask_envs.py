@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+
 from lit_sb3_ppo_mask import ActionMasker
 
 ARMS = "LitSb3MaskTest/Arms-v0"  # Discrete(6)

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+
 from lit_sb3_ppo_mask.distributions import (
     MaskableCategoricalDistribution,
     MaskableMultiCategoricalDistribution,

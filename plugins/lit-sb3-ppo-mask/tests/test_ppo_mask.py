@@ -8,10 +8,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from lit_sb3_ppo_mask import ActionMasker, MaskableActorCriticPolicy, get_action_masks, is_masking_supported
 
 from lit_sb3 import MaskablePPO, RLEnvDataModule, RLTrainer, evaluate_policy, make_algo
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_ppo_mask import ActionMasker, MaskableActorCriticPolicy, get_action_masks, is_masking_supported
 
 SMALL = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
 
@@ -79,14 +79,16 @@ def test_env_without_masks_gets_a_clear_error_and_use_masking_false_trains() -> 
 
 
 def test_masks_of_the_wrong_size_are_refused() -> None:
-    wrong = lambda: ActionMasker(gym.make("CartPole-v1"), lambda env: np.ones(3, dtype=bool))
-    with pytest.raises(ConfigurationError, match="gives \\(3,\\) booleans per sub-env.*need 2"):
+    def wrong() -> gym.Env:
+        return ActionMasker(gym.make("CartPole-v1"), lambda env: np.ones(3, dtype=bool))
+
+    with pytest.raises(ConfigurationError, match=r"gives \(3,\) booleans per sub-env.*need 2"):
         MaskablePPO(**SMALL).learn(64, env=wrong)
 
 
 def test_policies_that_cannot_mask_are_refused() -> None:
     with pytest.raises(ConfigurationError, match="MaskableActorCriticPolicy"):
-        MaskablePPO(policy="lit_sb3_core.policies:ActorCriticPolicy", env=envs.ARMS)
+        MaskablePPO(policy="lit_sb3_core.sdk:ActorCriticPolicy", env=envs.ARMS)
 
 
 def test_action_masker_and_mask_helpers() -> None:
@@ -116,7 +118,10 @@ def test_rollout_stores_masks_and_the_update_scores_actions_under_them() -> None
     # Collect a fresh rollout: with the stored masks the current policy reproduces the stored log-probs.
     model.num_timesteps = 0
     model.collect_rollout()
-    flat = lambda t: t.reshape(-1, *t.shape[2:])
+
+    def flat(t: torch.Tensor) -> torch.Tensor:
+        return t.reshape(-1, *t.shape[2:])
+
     with torch.no_grad():
         _, masked, entropy = model.policy.evaluate_actions(
             flat(buffer.observations), flat(buffer.actions), flat(buffer.action_masks)

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from lit_sb3_core.buffers import RolloutBuffer
+from lit_sb3_core.sdk import RolloutBuffer
 from lit_sb3_ppo_recurrent.policies import RNNStates, Sequences
 
 __all__ = ["RecurrentRolloutBatch", "RecurrentRolloutBuffer", "SequenceLayout", "sequence_layout"]
@@ -97,7 +97,7 @@ class RecurrentRolloutBuffer(RolloutBuffer):
 
     Args:
         n_steps / n_envs / observation_space / action_space / device / gamma / gae_lambda: as
-            ``lit_sb3_core.buffers.RolloutBuffer``.
+            ``lit_sb3_core.sdk.RolloutBuffer``.
         lstm_state_shape: ``(n_lstm_layers, lstm_hidden_size)`` of one env's hidden (or cell) state.
     """
 

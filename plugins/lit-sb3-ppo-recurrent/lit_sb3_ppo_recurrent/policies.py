@@ -28,10 +28,15 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from lit_sb3_core.distributions import Distribution
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.policies import ActorCriticPolicy, NetArch
-from lit_sb3_core.torch_layers import CombinedExtractor, MlpExtractor, NatureCNN
+from lit_sb3_core.sdk import (
+    ActorCriticPolicy,
+    CombinedExtractor,
+    Distribution,
+    MlpExtractor,
+    NatureCNN,
+    NetArch,
+)
 
 __all__ = [
     "RECURRENT_ALIASES",
@@ -84,7 +89,7 @@ class RecurrentActorCriticPolicy(ActorCriticPolicy):
         observation_space / action_space / net_arch / activation_fn / ortho_init / log_std_init /
         features_extractor_class / features_extractor_kwargs / share_features_extractor /
         normalize_images / optimizer_class / optimizer_kwargs / use_sde / full_std / use_expln /
-        squash_output / learn_features: as ``lit_sb3_core.policies.ActorCriticPolicy``; the MLPs sit on
+        squash_output / learn_features: as ``lit_sb3_core.sdk.ActorCriticPolicy``; the MLPs sit on
             the LSTM output. ``ortho_init`` leaves the LSTMs with PyTorch's initialisation, as sb3-contrib.
         lstm_hidden_size: hidden units of each LSTM layer.
         n_lstm_layers: stacked LSTM layers.

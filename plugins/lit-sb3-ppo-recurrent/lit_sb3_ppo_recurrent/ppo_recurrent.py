@@ -27,10 +27,8 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from lit_sb3_core.algorithms import OnPolicyAlgorithm, explained_variance
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.schedules import Schedule, make_schedule
-from lit_sb3_core.spaces import obs_to_tensor
+from lit_sb3_core.sdk import OnPolicyAlgorithm, Schedule, explained_variance, make_schedule, obs_to_tensor
 from lit_sb3_ppo_recurrent import envs as _envs  # noqa: F401  (registers the *NoVel env ids)
 from lit_sb3_ppo_recurrent.buffers import RecurrentRolloutBuffer
 from lit_sb3_ppo_recurrent.hyperparams import TUNED

@@ -8,9 +8,9 @@ import sys
 import gymnasium as gym
 import numpy as np
 import pytest
-from lit_sb3_ppo_recurrent.envs import NO_VELOCITY_IDS, VELOCITY_INDICES, MaskVelocityWrapper
 
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_ppo_recurrent.envs import NO_VELOCITY_IDS, VELOCITY_INDICES, MaskVelocityWrapper
 
 
 def test_cartpole_without_velocities_observes_position_and_angle_only() -> None:

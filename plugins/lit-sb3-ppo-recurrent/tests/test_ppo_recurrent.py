@@ -13,6 +13,11 @@ import pytest
 import torch
 from gymnasium import spaces
 from lightning.pytorch.callbacks import Callback
+
+import lit_sb3
+from lit_sb3 import RLEnvDataModule, RLTrainer, evaluate_policy, make_algo
+from lit_sb3_core import tuned_hyperparameters
+from lit_sb3_core.errors import ConfigurationError, UnknownNameError
 from lit_sb3_ppo_recurrent import RecurrentPPO
 from lit_sb3_ppo_recurrent.hyperparams import TUNED
 from lit_sb3_ppo_recurrent.policies import (
@@ -20,11 +25,6 @@ from lit_sb3_ppo_recurrent.policies import (
     RecurrentActorCriticPolicy,
     RecurrentMultiInputActorCriticPolicy,
 )
-
-import lit_sb3
-from lit_sb3 import RLEnvDataModule, RLTrainer, evaluate_policy, make_algo
-from lit_sb3_core import tuned_hyperparameters
-from lit_sb3_core.errors import ConfigurationError, UnknownNameError
 
 torch.set_num_threads(1)
 
@@ -111,7 +111,7 @@ def test_tuned_hyperparameters_split_for_the_registered_env() -> None:
      ({"clip_range_vf": 0.0}, ConfigurationError, "clip_range_vf"),
      ({"n_steps": 0}, ConfigurationError, "n_steps"),
      ({"policy": "MlpPolicy"}, UnknownNameError, "MlpLstmPolicy"),
-     ({"policy": "lit_sb3_core.policies:ActorCriticPolicy"}, ConfigurationError, "recurrent policy"),
+     ({"policy": "lit_sb3_core.sdk:ActorCriticPolicy"}, ConfigurationError, "recurrent policy"),
      ({"policy_kwargs": {"shared_lstm": True}}, ConfigurationError, "enable_critic_lstm=False"),
      ({"policy_kwargs": {"shared_lstm": True, "enable_critic_lstm": False, "share_features_extractor": False}},
       ConfigurationError, "share_features_extractor"),

@@ -1,5 +1,7 @@
 """RecurrentPPO passes the conformance kit exactly as a third-party plugin would use it."""
 
+from typing import Any, ClassVar
+
 from lit_sb3_core.testing import AlgorithmConformance
 
 
@@ -7,5 +9,10 @@ class TestRecurrentPPOConformance(AlgorithmConformance):
     algo_name = "recurrent_ppo"
     distribution = "lit-sb3-ppo-recurrent"
     env_ids = ("CartPole-v1", "Pendulum-v1")
-    algo_kwargs = {"n_steps": 32, "batch_size": 64, "n_epochs": 2, "policy_kwargs": {"lstm_hidden_size": 16}}
+    algo_kwargs: ClassVar[dict[str, Any]] = {
+        "n_steps": 32,
+        "batch_size": 64,
+        "n_epochs": 2,
+        "policy_kwargs": {"lstm_hidden_size": 16},
+    }
     learn_steps = 256

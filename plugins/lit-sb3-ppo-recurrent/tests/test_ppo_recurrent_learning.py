@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 import torch
-from lit_sb3_ppo_recurrent import RecurrentPPO
-from lit_sb3_ppo_recurrent.hyperparams import TUNED
 
 from lit_sb3 import PPO, RLEnvDataModule, RLTrainer, evaluate_policy
+from lit_sb3_ppo_recurrent import RecurrentPPO
+from lit_sb3_ppo_recurrent.hyperparams import TUNED
 
 torch.set_num_threads(1)
 

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from lit_sb3_ppo_recurrent import RecurrentPPO
-from lit_sb3_ppo_recurrent.buffers import RecurrentRolloutBuffer
 
 from lit_sb3 import RLEnvDataModule, RLTrainer
+from lit_sb3_ppo_recurrent import RecurrentPPO
+from lit_sb3_ppo_recurrent.buffers import RecurrentRolloutBuffer
 
 torch.set_num_threads(1)
 
@@ -31,7 +31,10 @@ BASE = {
 CASES = {
     "whole-rollout": {"batch_size": N_STEPS * N_ENVS},
     "minibatches-clip-vf": {"batch_size": 24, "clip_range_vf": 0.1},
-    "shared-lstm": {"batch_size": 32, "policy_kwargs": {"lstm_hidden_size": 16, "shared_lstm": True, "enable_critic_lstm": False}},
+    "shared-lstm": {
+        "batch_size": 32,
+        "policy_kwargs": {"lstm_hidden_size": 16, "shared_lstm": True, "enable_critic_lstm": False},
+    },
 }  # fmt: skip
 
 

@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 import torch
 from gymnasium import spaces
+
+from lit_sb3 import RLEnvDataModule, RLTrainer
+from lit_sb3_core.sdk import CombinedExtractor, NatureCNN
 from lit_sb3_ppo_recurrent import RecurrentPPO
 from lit_sb3_ppo_recurrent.buffers import sequence_layout
 from lit_sb3_ppo_recurrent.policies import (
@@ -18,9 +21,6 @@ from lit_sb3_ppo_recurrent.policies import (
     RNNStates,
     Sequences,
 )
-
-from lit_sb3 import RLEnvDataModule, RLTrainer
-from lit_sb3_core.torch_layers import CombinedExtractor, NatureCNN
 
 torch.set_num_threads(1)
 
@@ -167,7 +167,8 @@ def test_minibatch_outputs_and_gradients_match_sb3_contrib(action_space: spaces.
         init = [s[t_idx, :, e_idx].transpose(0, 1).contiguous() for s in flat_states]
         values, log_prob, entropy = policy.evaluate_actions(
             flat_obs[flat], flat_actions[flat], RNNStates((init[0], init[1]), (init[2], init[3])),
-            starts.reshape(-1)[torch.as_tensor(first)], Sequences(torch.as_tensor(layout.positions[rows]), n_seq, max_len),
+            starts.reshape(-1)[torch.as_tensor(first)],
+            Sequences(torch.as_tensor(layout.positions[rows]), n_seq, max_len),
         )  # fmt: skip
         ref_actions = (
             sample.actions.long().flatten() if isinstance(action_space, spaces.Discrete) else sample.actions

@@ -19,10 +19,14 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
-from lit_sb3_core.algorithms import OnPolicyAlgorithm, explained_variance
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES
-from lit_sb3_core.schedules import Schedule, make_schedule
+from lit_sb3_core.sdk import (
+    ACTOR_CRITIC_ALIASES,
+    OnPolicyAlgorithm,
+    Schedule,
+    explained_variance,
+    make_schedule,
+)
 from lit_sb3_ppo.hyperparams import TUNED
 
 __all__ = ["PPO"]
@@ -199,7 +203,9 @@ class PPO(OnPolicyAlgorithm):
                 if self.target_kl is not None and self.all_reduce(approx_kl).item() > 1.5 * self.target_kl:
                     continue_training = False
                     if self.verbose >= 1:
-                        print(f"Early stopping at step {self._n_updates} due to reaching max kl: {approx_kl:.2f}")
+                        print(
+                            f"Early stopping at step {self._n_updates} due to reaching max kl: {approx_kl:.2f}"
+                        )
                     break
                 self.optimizer_step(optimizer, loss, self.max_grad_norm)
             self._n_updates += 1

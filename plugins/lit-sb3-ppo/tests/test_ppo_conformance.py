@@ -1,5 +1,7 @@
 """PPO passes the conformance kit exactly as a third-party plugin would use it."""
 
+from typing import Any, ClassVar
+
 from lit_sb3_core.testing import AlgorithmConformance
 
 
@@ -7,5 +9,5 @@ class TestPPOConformance(AlgorithmConformance):
     algo_name = "ppo"
     distribution = "lit-sb3-ppo"
     env_ids = ("CartPole-v1", "Pendulum-v1")
-    algo_kwargs = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
+    algo_kwargs: ClassVar[dict[str, Any]] = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
     learn_steps = 256

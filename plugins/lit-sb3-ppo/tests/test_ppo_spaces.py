@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 import torch
 from gymnasium import spaces
-from lit_sb3_ppo import PPO
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.torch_layers import NatureCNN
+from lit_sb3_core.sdk import NatureCNN
+from lit_sb3_ppo import PPO
 
 torch.set_num_threads(1)
 
@@ -243,7 +243,7 @@ def test_policy_kwargs_with_classes_train_and_stay_json(tmp_path: Path) -> None:
     stored = model.hparams["policy_kwargs"]
     json.dumps(dict(model.hparams))
     assert stored["activation_fn"] == "relu"
-    assert stored["features_extractor_class"] == "lit_sb3_core.torch_layers:NatureCNN"
+    assert stored["features_extractor_class"] == "lit_sb3_core.nets.torch_layers:NatureCNN"
     assert stored["optimizer_class"] == "torch.optim.rmsprop:RMSprop"
     model.save(tmp_path / "custom.zip")
     loaded = PPO.load(tmp_path / "custom.zip")

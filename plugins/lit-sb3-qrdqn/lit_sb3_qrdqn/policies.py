@@ -6,11 +6,10 @@ from typing import Any
 
 import torch
 from gymnasium import spaces
-from lit_sb3_dqn.policies import DQNPolicy
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.off_policy_policies import QNetwork
-from lit_sb3_core.torch_layers import CombinedExtractor, NatureCNN
+from lit_sb3_core.sdk import CombinedExtractor, NatureCNN, QNetwork
+from lit_sb3_dqn.policies import DQNPolicy
 
 __all__ = ["QRDQN_POLICY_ALIASES", "CnnPolicy", "MultiInputPolicy", "QRDQNPolicy", "QuantileNetwork"]
 

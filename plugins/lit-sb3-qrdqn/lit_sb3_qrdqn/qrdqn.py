@@ -17,10 +17,9 @@ from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
-from lit_sb3_dqn.dqn import DQN
 
-from lit_sb3_core.off_policy import TrainFreq
-from lit_sb3_core.schedules import Schedule
+from lit_sb3_core.sdk import Schedule, TrainFreq
+from lit_sb3_dqn.dqn import DQN
 from lit_sb3_qrdqn.hyperparams import TUNED
 from lit_sb3_qrdqn.policies import QRDQN_POLICY_ALIASES
 

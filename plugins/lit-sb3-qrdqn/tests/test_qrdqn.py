@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from lit_sb3_qrdqn import QRDQN, quantile_huber_loss
 
 from lit_sb3_core import evaluate_policy
+from lit_sb3_qrdqn import QRDQN, quantile_huber_loss
 
 
 def test_quantile_huber_loss_by_hand() -> None:

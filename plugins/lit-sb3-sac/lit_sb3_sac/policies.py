@@ -10,16 +10,18 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.off_policy_policies import (
+from lit_sb3_core.sdk import (
+    CombinedExtractor,
     ContinuousCritic,
+    FlattenExtractor,
+    NatureCNN,
     OffPolicyNetArch,
     OffPolicyPolicy,
     SquashedGaussianActor,
     actor_critic_arch,
+    describe_space,
+    resolve_class,
 )
-from lit_sb3_core.policies import resolve_class
-from lit_sb3_core.spaces import describe_space
-from lit_sb3_core.torch_layers import CombinedExtractor, FlattenExtractor, NatureCNN
 
 __all__ = ["SAC_POLICY_ALIASES", "CnnPolicy", "MultiInputPolicy", "SACPolicy"]
 

@@ -35,10 +35,7 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.noise import ActionNoise
-from lit_sb3_core.off_policy import OffPolicyAlgorithm, TrainFreq
-from lit_sb3_core.off_policy_policies import update_target
-from lit_sb3_core.schedules import Schedule
+from lit_sb3_core.sdk import ActionNoise, OffPolicyAlgorithm, Schedule, TrainFreq, update_target
 from lit_sb3_sac.hyperparams import TUNED
 from lit_sb3_sac.policies import SAC_POLICY_ALIASES
 

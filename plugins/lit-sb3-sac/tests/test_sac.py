@@ -7,11 +7,11 @@ import math
 import gymnasium as gym
 import pytest
 import torch
-from lit_sb3_sac import SAC
-from lit_sb3_sac.sac import parse_ent_coef
 
 from lit_sb3_core import evaluate_policy
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_sac import SAC
+from lit_sb3_sac.sac import parse_ent_coef
 
 
 def seeded_env(env_id: str, seed: int = 0) -> gym.vector.VectorEnv:

@@ -9,11 +9,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from lit_sb3_sac import SAC
 
 from lit_sb3_core import evaluate_policy, load, tuned_hyperparameters
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.testing import AlgorithmConformance
+from lit_sb3_sac import SAC
 
 
 def seeded_env(env_id: str, seed: int = 0) -> gym.vector.VectorEnv:

@@ -11,17 +11,19 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.off_policy_policies import (
+from lit_sb3_core.sdk import (
+    CombinedExtractor,
     ContinuousCritic,
     DeterministicActor,
+    FlattenExtractor,
+    NatureCNN,
     OffPolicyNetArch,
     OffPolicyPolicy,
     actor_critic_arch,
+    describe_space,
     freeze,
+    resolve_class,
 )
-from lit_sb3_core.policies import resolve_class
-from lit_sb3_core.spaces import describe_space
-from lit_sb3_core.torch_layers import CombinedExtractor, FlattenExtractor, NatureCNN
 
 __all__ = ["TD3_POLICY_ALIASES", "CnnPolicy", "MultiInputPolicy", "TD3Policy"]
 

@@ -13,19 +13,21 @@ from typing import Any
 
 import torch
 from gymnasium import spaces
-from lit_sb3_sac.policies import SACPolicy
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.off_policy_policies import (
+from lit_sb3_core.sdk import (
+    BaseFeaturesExtractor,
+    CombinedExtractor,
     ContinuousCritic,
+    NatureCNN,
     OffPolicyNetArch,
     actor_critic_arch,
     create_mlp,
     freeze,
+    resolve_class,
 )
-from lit_sb3_core.policies import resolve_class
-from lit_sb3_core.torch_layers import BaseFeaturesExtractor, CombinedExtractor, NatureCNN
+from lit_sb3_sac.policies import SACPolicy
 
 __all__ = ["TQC_POLICY_ALIASES", "CnnPolicy", "MultiInputPolicy", "QuantileCritic", "TQCPolicy"]
 

@@ -27,13 +27,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import torch
-from lit_sb3_qrdqn.qrdqn import quantile_huber_loss
-from lit_sb3_sac.sac import SAC
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.noise import ActionNoise
-from lit_sb3_core.off_policy import TrainFreq
-from lit_sb3_core.schedules import Schedule
+from lit_sb3_core.sdk import ActionNoise, Schedule, TrainFreq
+from lit_sb3_qrdqn.qrdqn import quantile_huber_loss
+from lit_sb3_sac.sac import SAC
 from lit_sb3_tqc.hyperparams import TUNED
 from lit_sb3_tqc.policies import TQC_POLICY_ALIASES
 

@@ -10,14 +10,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from lit_sb3_qrdqn import quantile_huber_loss
-from lit_sb3_tqc import TQC, truncated_quantiles
-from lit_sb3_tqc import tqc as tqc_module
 
 from lit_sb3_core import evaluate_policy
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.replay_buffers import ReplayBuffer
-from lit_sb3_core.torch_layers import BaseFeaturesExtractor
+from lit_sb3_core.sdk import BaseFeaturesExtractor, ReplayBuffer
+from lit_sb3_qrdqn import quantile_huber_loss
+from lit_sb3_tqc import TQC, truncated_quantiles
+from lit_sb3_tqc import tqc as tqc_module
 
 
 def seeded_env(env_id: str, seed: int = 0) -> gym.vector.VectorEnv:

@@ -32,15 +32,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from lit_sb3_core.algorithms import OnPolicyAlgorithm, explained_variance
-from lit_sb3_core.buffers import RolloutBatch
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.policies import ACTOR_CRITIC_ALIASES
-from lit_sb3_core.schedules import Schedule
+from lit_sb3_core.sdk import (
+    ACTOR_CRITIC_ALIASES,
+    OnPolicyAlgorithm,
+    RolloutBatch,
+    Schedule,
+    explained_variance,
+)
 from lit_sb3_trpo.hyperparams import TUNED
 from lit_sb3_trpo.trust_region import conjugate_gradient, mean_kl
 
 __all__ = ["TRPO"]
+
 
 def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:

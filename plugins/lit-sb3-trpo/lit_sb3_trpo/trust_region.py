@@ -2,7 +2,7 @@
 
 * :func:`conjugate_gradient` solves ``A x = b`` for a symmetric positive-definite ``A`` given only the
   product ``v -> A v``: TRPO never forms the Fisher matrix, it multiplies by it.
-* :func:`kl_divergence` is ``KL(p || q)`` for the action distributions of ``lit_sb3_core.distributions``.
+* :func:`kl_divergence` is ``KL(p || q)`` for the action distributions of ``lit_sb3_core.sdk``.
 * :func:`mean_kl` averages it the way sb3-contrib's TRPO does, so ``target_kl`` means the same there and here.
 """
 
@@ -13,7 +13,8 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from lit_sb3_core.distributions import (
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.sdk import (
     BernoulliDistribution,
     CategoricalDistribution,
     DiagGaussianDistribution,
@@ -21,7 +22,6 @@ from lit_sb3_core.distributions import (
     MultiCategoricalDistribution,
     StateDependentNoiseDistribution,
 )
-from lit_sb3_core.errors import ConfigurationError
 
 __all__ = ["conjugate_gradient", "kl_divergence", "mean_kl"]
 

@@ -13,12 +13,12 @@ import gymnasium as gym
 import pytest
 import torch
 from gymnasium import spaces
-from lit_sb3_trpo import TRPO
-from lit_sb3_trpo.trust_region import mean_kl
 
 from lit_sb3_core import evaluate_policy, tuned_hyperparameters
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.policies import BaseFeaturesExtractor
+from lit_sb3_core.sdk import BaseFeaturesExtractor
+from lit_sb3_trpo import TRPO
+from lit_sb3_trpo.trust_region import mean_kl
 
 
 @pytest.fixture(autouse=True)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from lit_sb3_trpo.trust_region import conjugate_gradient, kl_divergence, mean_kl
 
-from lit_sb3_core.distributions import (
+from lit_sb3_core.sdk import (
     BernoulliDistribution,
     CategoricalDistribution,
     DiagGaussianDistribution,
     MultiCategoricalDistribution,
 )
+from lit_sb3_trpo.trust_region import conjugate_gradient, kl_divergence, mean_kl
 
 
 def _spd_system(n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:

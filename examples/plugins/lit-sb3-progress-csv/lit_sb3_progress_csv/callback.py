@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from lit_sb3_core.callbacks import RLCallback
+from lit_sb3_core.sdk import RLCallback
 
 __all__ = ["ProgressCSV"]
 

@@ -13,8 +13,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from lit_sb3_core.policies import ActorCriticPolicy, BaseFeaturesExtractor
-from lit_sb3_core.spaces import flat_feature_dim
+from lit_sb3_core.sdk import ActorCriticPolicy, BaseFeaturesExtractor, flat_feature_dim
 
 __all__ = ["WideExtractor", "WideMlpPolicy"]
 

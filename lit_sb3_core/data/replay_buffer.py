@@ -1,0 +1,500 @@
+"""Replay buffers for off-policy algorithms: ``ReplayBuffer`` and ``DictReplayBuffer``.
+
+Storage is a set of preallocated numpy arrays of shape ``(buffer_size // n_envs, n_envs, ...)``, written in
+place each environment step (cheap numpy assignments, no tensor conversion per step) and read back as
+tensors on the algorithm's device when a minibatch is sampled. Row ``pos`` is the next to be written; once
+``full``, the oldest row is overwritten (a circular buffer).
+
+What each transition stores, and how the options work (Stable-Baselines3 semantics):
+
+* ``dones`` marks the end of an episode, ``timeouts`` the episodes that ended by truncation (a time limit)
+  rather than termination. With ``handle_timeout_termination`` the targets see ``done = terminated`` only,
+  so truncated episodes bootstrap from their true final observation (``info["final_obs"]``), which the
+  algorithm passes as ``next_obs``.
+* ``optimize_memory_usage`` stores every observation once: the next observation of row ``i`` is read from
+  row ``i + 1``. The final observation of a truncated episode would then be lost to the reset observation
+  that follows it, so those few (one per truncated episode) are kept in a small side table; this makes the
+  option correct together with ``handle_timeout_termination``, a combination SB3 refuses.
+* ``n_steps > 1`` samples n-step returns: the discounted sum of up to ``n_steps`` rewards, stopping at the
+  end of an episode, with the observation after the last step as ``next_observations`` and the matching
+  ``gamma ** k`` in ``discounts`` (the target is ``r + (1 - done) * discount * Q(next)``). Windows never
+  cross the newest transition, so they never run into the oldest data of a full buffer.
+
+Buffers save to ``.npz`` files (``save``/``load``) holding only arrays and a JSON header: no pickle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.spaces import action_dim, describe_space, space_from_json, space_to_json
+
+__all__ = ["DictReplayBuffer", "ReplayBuffer", "ReplaySamples"]
+
+_FORMAT = 1
+_HEADER = "__lit_sb3_replay_buffer__"
+
+
+class ReplaySamples(NamedTuple):
+    """A minibatch of transitions as tensors on the buffer's device.
+
+    ``dones`` is 1 where the target must not bootstrap; ``discounts`` is ``gamma ** k`` per row for n-step
+    returns, or None for one-step returns (then the algorithm uses its ``gamma``).
+    """
+
+    observations: Any
+    actions: torch.Tensor
+    next_observations: Any
+    dones: torch.Tensor
+    rewards: torch.Tensor
+    discounts: torch.Tensor | None = None
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ConfigurationError(f"{name} must be a positive integer, got {value!r}.")
+    return int(value)
+
+
+def _obs_arrays(space: spaces.Space, rows: int, n_envs: int) -> dict[str, np.ndarray]:
+    """One array per observation key (``""`` for non-Dict spaces)."""
+    if isinstance(space, spaces.Dict):
+        return {
+            key: np.zeros((rows, n_envs, *sub.shape), dtype=sub.dtype) for key, sub in space.spaces.items()
+        }
+    return {"": np.zeros((rows, n_envs, *space.shape), dtype=space.dtype)}
+
+
+def _action_dtype(space: spaces.Space) -> np.dtype:
+    dtype = np.dtype(space.dtype) if space.dtype is not None else np.dtype(np.float32)
+    return np.dtype(np.float32) if dtype == np.float64 else dtype
+
+
+class ReplayBuffer:
+    """Circular experience replay for off-policy algorithms (DQN, SAC, TD3, ...).
+
+    Args:
+        buffer_size: transitions kept in total (divided among ``n_envs``: ``buffer_size // n_envs`` rows).
+        observation_space / action_space: the environment's spaces (single env).
+        device: where sampled tensors go.
+        n_envs: parallel environments feeding the buffer (one column each).
+        optimize_memory_usage: store each observation once (next observation read from the next row).
+        handle_timeout_termination: truncated episodes bootstrap (``done`` is termination only).
+        n_steps: length of the n-step return (1: ordinary one-step transitions).
+        gamma: discount used for n-step returns.
+        seed: seed of the buffer's own sampling generator.
+    """
+
+    def __init__(
+        self,
+        buffer_size: int,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        device: torch.device | str = "cpu",
+        n_envs: int = 1,
+        optimize_memory_usage: bool = False,
+        handle_timeout_termination: bool = True,
+        n_steps: int = 1,
+        gamma: float = 0.99,
+        seed: int | None = None,
+    ) -> None:
+        _positive_int("buffer_size", buffer_size)
+        self.n_envs = _positive_int("n_envs", n_envs)
+        self.n_steps = _positive_int("n_steps", n_steps)
+        if not 0.0 <= float(gamma) <= 1.0:
+            raise ConfigurationError(f"gamma must be in [0, 1], got {gamma!r}.")
+        self.gamma = float(gamma)
+        self.buffer_size = max(int(buffer_size) // self.n_envs, 1)
+        if optimize_memory_usage and self.buffer_size < 2:
+            raise ConfigurationError(
+                "optimize_memory_usage needs room for at least 2 rows (buffer_size >= 2 * n_envs)."
+            )
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.device = torch.device(device)
+        self.optimize_memory_usage = bool(optimize_memory_usage)
+        self.handle_timeout_termination = bool(handle_timeout_termination)
+        self.action_dim = action_dim(action_space)
+        self._is_dict = isinstance(observation_space, spaces.Dict)
+        self._discrete_obs = isinstance(observation_space, spaces.Discrete)
+        size, n = self.buffer_size, self.n_envs
+        self.observations = _obs_arrays(observation_space, size, n)
+        self.next_observations = None if optimize_memory_usage else _obs_arrays(observation_space, size, n)
+        self.actions = np.zeros((size, n, self.action_dim), dtype=_action_dtype(action_space))
+        self.rewards = np.zeros((size, n), dtype=np.float32)
+        self.dones = np.zeros((size, n), dtype=np.float32)
+        self.timeouts = np.zeros((size, n), dtype=np.float32)
+        # optimize_memory_usage only: final observations of truncated episodes, by (row, env).
+        self._final_obs: dict[tuple[int, int], dict[str, np.ndarray]] = {}
+        self._has_final = np.zeros((size, n), dtype=bool) if optimize_memory_usage else None
+        self.pos = 0
+        self.full = False
+        self.rng = np.random.default_rng(seed)
+        # Views with (row, env) flattened into one axis: sampling indexes each array once.
+        self._flat_obs = {key: a.reshape(-1, *a.shape[2:]) for key, a in self.observations.items()}
+        self._flat_next_obs = (
+            None
+            if self.next_observations is None
+            else {key: a.reshape(-1, *a.shape[2:]) for key, a in self.next_observations.items()}
+        )
+        self._flat_actions = self.actions.reshape(-1, self.action_dim)
+        self._flat_rewards = self.rewards.reshape(-1)
+        self._flat_dones = self.dones.reshape(-1)
+        self._flat_timeouts = self.timeouts.reshape(-1)
+        self._n_step_offsets = np.arange(self.n_steps)
+        self._n_step_discounts = (self.gamma ** np.arange(self.n_steps)).astype(np.float32)
+
+    # size -----------------------------------------------------------------------------------------------
+    def size(self) -> int:
+        """Rows filled so far (each row holds one transition per environment), as SB3 counts."""
+        return self.buffer_size if self.full else self.pos
+
+    def __len__(self) -> int:
+        """Transitions stored, over all environments."""
+        return self.size() * self.n_envs
+
+    def reset(self) -> None:
+        """Forget every transition (the arrays are reused)."""
+        self.pos = 0
+        self.full = False
+        self._final_obs.clear()
+        if self._has_final is not None:
+            self._has_final[:] = False
+
+    # writing --------------------------------------------------------------------------------------------
+    def _write_obs(self, store: dict[str, np.ndarray], row: int, obs: Any) -> None:
+        if self._is_dict:
+            for key, array in store.items():
+                array[row] = obs[key]
+        elif self._discrete_obs:
+            store[""][row] = np.asarray(obs).reshape(self.n_envs)
+        else:
+            store[""][row] = obs
+
+    def add(
+        self,
+        obs: Any,
+        next_obs: Any,
+        action: np.ndarray,
+        reward: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray | None = None,
+    ) -> None:
+        """Store one vector step: arrays with a leading ``n_envs`` axis.
+
+        ``next_obs`` must be the true next observation (the final one where an episode ended), ``action``
+        the action as the algorithm trains on it (scaled to [-1, 1] for Box spaces).
+        """
+        pos = self.pos
+        terminated = np.asarray(terminated, dtype=bool)
+        truncated = np.zeros_like(terminated) if truncated is None else np.asarray(truncated, dtype=bool)
+        self._write_obs(self.observations, pos, obs)
+        if self.next_observations is not None:
+            self._write_obs(self.next_observations, pos, next_obs)
+        else:
+            self._write_obs(self.observations, (pos + 1) % self.buffer_size, next_obs)
+        self.actions[pos] = np.asarray(action).reshape(self.n_envs, self.action_dim)
+        self.rewards[pos] = reward
+        ended = terminated | truncated
+        self.dones[pos] = ended
+        timeouts = truncated & ~terminated
+        self.timeouts[pos] = timeouts
+        if self._has_final is not None:
+            self._forget_final(pos)
+            if self.handle_timeout_termination and timeouts.any():
+                for env in np.flatnonzero(timeouts):
+                    self._keep_final(pos, int(env), next_obs)
+        self.pos += 1
+        if self.pos == self.buffer_size:
+            self.full = True
+            self.pos = 0
+
+    def _forget_final(self, row: int) -> None:
+        assert self._has_final is not None
+        if self._has_final[row].any():
+            for env in np.flatnonzero(self._has_final[row]):
+                self._final_obs.pop((row, int(env)), None)
+            self._has_final[row] = False
+
+    def _keep_final(self, row: int, env: int, next_obs: Any) -> None:
+        assert self._has_final is not None
+        if self._is_dict:
+            value = {key: np.array(next_obs[key][env]) for key in self.observations}
+        else:
+            value = {
+                "": np.array(np.asarray(next_obs).reshape(self.n_envs, *self.observation_space.shape)[env])
+            }
+        self._final_obs[(row, env)] = value
+        self._has_final[row, env] = True
+
+    def truncate_last_transition(self) -> None:
+        """End the newest transitions' episodes as truncated: the environments are about to be reset.
+
+        Called when a run (re)starts, so n-step windows do not run across the reset and, with
+        ``optimize_memory_usage``, the next observation is not overwritten by the reset observation.
+        """
+        if self.size() == 0:
+            return
+        row = (self.pos - 1) % self.buffer_size
+        open_envs = np.flatnonzero(self.dones[row] == 0)
+        if open_envs.size == 0:
+            return
+        if self._has_final is not None and self.handle_timeout_termination:
+            following = (row + 1) % self.buffer_size
+            for env in open_envs:
+                value = {key: np.array(array[following, env]) for key, array in self.observations.items()}
+                self._final_obs[(row, int(env))] = value
+                self._has_final[row, env] = True
+        self.dones[row, open_envs] = 1.0
+        self.timeouts[row, open_envs] = 1.0
+
+    # sampling -------------------------------------------------------------------------------------------
+    def sample(self, batch_size: int) -> ReplaySamples:
+        """A minibatch of ``batch_size`` transitions drawn uniformly, with replacement."""
+        rows = self._sample_rows(batch_size)
+        envs = self.rng.integers(0, self.n_envs, size=batch_size) if self.n_envs > 1 else None
+        return self._get_samples(rows, envs)
+
+    def _sample_rows(self, batch_size: int) -> np.ndarray:
+        if self.size() == 0:
+            raise RuntimeError("Cannot sample from an empty replay buffer: add transitions first.")
+        if self.optimize_memory_usage and self.full:
+            # Row `pos` holds the newest next observation, not a valid transition: skip it.
+            return (self.rng.integers(1, self.buffer_size, size=batch_size) + self.pos) % self.buffer_size
+        return self.rng.integers(0, self.size(), size=batch_size)
+
+    def _flat(self, rows: np.ndarray, envs: np.ndarray | None) -> np.ndarray:
+        return rows if envs is None else rows * self.n_envs + envs
+
+    def _next_obs(self, rows: np.ndarray, envs: np.ndarray | None) -> dict[str, np.ndarray]:
+        if self._flat_next_obs is not None:
+            flat = self._flat(rows, envs)
+            return {key: array[flat] for key, array in self._flat_next_obs.items()}
+        flat = self._flat((rows + 1) % self.buffer_size, envs)
+        result = {key: array[flat] for key, array in self._flat_obs.items()}
+        assert self._has_final is not None
+        env_ids = np.zeros_like(rows) if envs is None else envs
+        for i in np.flatnonzero(self._has_final[rows, env_ids]):
+            final = self._final_obs[(int(rows[i]), int(env_ids[i]))]
+            for key, values in result.items():
+                values[i] = final[key]
+        return result
+
+    def _to_tensor(self, array: np.ndarray) -> torch.Tensor:
+        tensor = torch.from_numpy(array)
+        return tensor if self.device.type == "cpu" else tensor.to(self.device, non_blocking=True)
+
+    def _obs_tensors(self, arrays: dict[str, np.ndarray]) -> Any:
+        if self._is_dict:
+            return {key: self._to_tensor(array) for key, array in arrays.items()}
+        return self._to_tensor(arrays[""])
+
+    def _get_samples(self, rows: np.ndarray, envs: np.ndarray | None) -> ReplaySamples:
+        flat = self._flat(rows, envs)
+        if self.n_steps == 1:
+            last_rows, last_flat = rows, flat
+            rewards = self._flat_rewards[flat]
+            discounts = None
+        else:
+            last_rows, rewards, discounts = self._n_step_returns(rows, envs)
+            last_flat = self._flat(last_rows, envs)
+        dones = self._flat_dones[last_flat]
+        if self.handle_timeout_termination:
+            dones = dones - self._flat_timeouts[last_flat]  # timeouts are a subset of dones
+        return ReplaySamples(
+            observations=self._obs_tensors({key: array[flat] for key, array in self._flat_obs.items()}),
+            actions=self._to_tensor(self._flat_actions[flat]),
+            next_observations=self._obs_tensors(self._next_obs(last_rows, envs)),
+            dones=self._to_tensor(dones.reshape(-1, 1)),
+            rewards=self._to_tensor(rewards.reshape(-1, 1)),
+            discounts=None if discounts is None else self._to_tensor(discounts.reshape(-1, 1)),
+        )
+
+    def _n_step_returns(
+        self, rows: np.ndarray, envs: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Last row of each window, the discounted reward sums and ``gamma ** steps`` (see module doc)."""
+        seq_rows = (rows[:, None] + self._n_step_offsets) % self.buffer_size  # (batch, n)
+        seq_flat = seq_rows if envs is None else seq_rows * self.n_envs + envs[:, None]
+        newest = (self.pos - 1) % self.buffer_size
+        ended = (self._flat_dones[seq_flat] > 0) | (seq_rows == newest)
+        last = np.where(ended.any(axis=1), ended.argmax(axis=1), self.n_steps - 1)
+        within = self._n_step_offsets[None, :] <= last[:, None]
+        rewards = (self._flat_rewards[seq_flat] * self._n_step_discounts * within).sum(axis=1)
+        discounts = (self.gamma ** (last + 1)).astype(np.float32)
+        return seq_rows[np.arange(len(rows)), last], rewards.astype(np.float32), discounts
+
+    # persistence ----------------------------------------------------------------------------------------
+    def _header(self) -> dict[str, Any]:
+        return {
+            "format": _FORMAT,
+            "class": f"{type(self).__module__}:{type(self).__qualname__}",
+            "buffer_size": self.buffer_size * self.n_envs,
+            "rows": self.buffer_size,
+            "n_envs": self.n_envs,
+            "pos": self.pos,
+            "full": self.full,
+            "optimize_memory_usage": self.optimize_memory_usage,
+            "handle_timeout_termination": self.handle_timeout_termination,
+            "n_steps": self.n_steps,
+            "gamma": self.gamma,
+            "observation_space": space_to_json(self.observation_space),
+            "action_space": space_to_json(self.action_space),
+            "rng": self.rng.bit_generator.state,
+            "final_keys": [[row, env] for row, env in self._final_obs],
+        }
+
+    def _arrays(self) -> dict[str, np.ndarray]:
+        """The filled part of every array, by name (what files and checkpoints hold)."""
+        rows = self.size()
+        obs_rows = rows + 1 if (self.optimize_memory_usage and not self.full) else rows
+        obs_rows = min(obs_rows, self.buffer_size)
+        arrays: dict[str, np.ndarray] = {}
+        for key, array in self.observations.items():
+            arrays[f"observations.{key}"] = array[:obs_rows]
+        if self.next_observations is not None:
+            for key, array in self.next_observations.items():
+                arrays[f"next_observations.{key}"] = array[:rows]
+        arrays["actions"] = self.actions[:rows]
+        arrays["rewards"] = self.rewards[:rows]
+        arrays["dones"] = self.dones[:rows]
+        arrays["timeouts"] = self.timeouts[:rows]
+        for key in self.observations:
+            values = [self._final_obs[k][key] for k in self._final_obs]
+            if values:
+                arrays[f"final_obs.{key}"] = np.stack(values)
+        return arrays
+
+    def _restore(self, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        self.reset()
+        for name, array in arrays.items():
+            group, _, key = name.partition(".")
+            if group in ("observations", "next_observations"):
+                store = getattr(self, group)
+                store[key][: len(array)] = array
+            elif group in ("actions", "rewards", "dones", "timeouts"):
+                getattr(self, group)[: len(array)] = array
+        for i, (row, env) in enumerate(header.get("final_keys", [])):
+            self._final_obs[(row, env)] = {
+                key: np.array(arrays[f"final_obs.{key}"][i]) for key in self.observations
+            }
+            assert self._has_final is not None
+            self._has_final[row, env] = True
+        self.pos = int(header["pos"])
+        self.full = bool(header["full"])
+        self.rng.bit_generator.state = header["rng"]
+
+    def _check_compatible(self, header: dict[str, Any], source: str) -> None:
+        checks = [
+            ("observation_space", space_to_json(self.observation_space), describe_space),
+            ("action_space", space_to_json(self.action_space), describe_space),
+        ]
+        for key, mine, describe in checks:
+            if header[key] != mine:
+                raise ConfigurationError(
+                    f"{source} holds a replay buffer for {key.replace('_', ' ')} "
+                    f"{describe(space_from_json(header[key]))}, not {describe(space_from_json(mine))}."
+                )
+        for key, value in (
+            ("n_envs", self.n_envs),
+            ("rows", self.buffer_size),
+            ("optimize_memory_usage", self.optimize_memory_usage),
+        ):
+            if header[key] != value:
+                raise ConfigurationError(
+                    f"{source} holds a replay buffer with {key}={header[key]!r}, this one has {key}={value!r}. "
+                    "Create the buffer with the same buffer_size, n_envs and optimize_memory_usage."
+                )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the buffer's contents to an ``.npz`` file (arrays and a JSON header; no pickle)."""
+        target = Path(path)
+        if target.suffix != ".npz":
+            target = target.with_name(target.name + ".npz")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        header = np.frombuffer(json.dumps(self._header()).encode(), dtype=np.uint8)
+        # Write beside the target and rename into place: a failed save (full disk, interrupt) keeps the
+        # previous file as it was and leaves no partial file behind.
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                np.savez(handle, **{_HEADER: header}, **self._arrays())
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp_name, target)
+        except BaseException:
+            Path(tmp_name).unlink(missing_ok=True)
+            raise
+        return target
+
+    @classmethod
+    def load(cls, path: str | Path, device: torch.device | str = "cpu") -> ReplayBuffer:
+        """Rebuild a buffer written by ``save``; never unpickles."""
+        source = Path(path)
+        if not source.exists() and source.suffix != ".npz":
+            source = source.with_name(source.name + ".npz")
+        if not source.exists():
+            raise FileNotFoundError(f"No replay buffer file at {str(path)!r}.")
+        try:
+            with np.load(source, allow_pickle=False) as data:
+                header = json.loads(bytes(data[_HEADER]).decode())
+                arrays = {name: data[name] for name in data.files if name != _HEADER}
+        except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise ConfigurationError(f"{str(path)!r} is not a lit-sb3 replay buffer file ({exc}).") from None
+        if header.get("format", 0) > _FORMAT:
+            raise ConfigurationError(
+                f"{str(path)!r} uses a newer replay buffer format; upgrade lit-sb3-core."
+            )
+        buffer = cls(
+            header["buffer_size"],
+            space_from_json(header["observation_space"]),
+            space_from_json(header["action_space"]),
+            device=device,
+            n_envs=header["n_envs"],
+            optimize_memory_usage=header["optimize_memory_usage"],
+            handle_timeout_termination=header["handle_timeout_termination"],
+            n_steps=header["n_steps"],
+            gamma=header["gamma"],
+        )
+        buffer._restore(header, arrays)
+        return buffer
+
+    def state_dict(self) -> dict[str, Any]:
+        """Contents for a Lightning checkpoint: tensors and plain values only (``weights_only`` loads it)."""
+        return {
+            "header": json.loads(json.dumps(self._header())),
+            "arrays": {name: torch.from_numpy(np.ascontiguousarray(a)) for name, a in self._arrays().items()},
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        header = state["header"]
+        self._check_compatible(header, "The checkpoint")
+        self._restore(header, {name: tensor.numpy() for name, tensor in state["arrays"].items()})
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(size={len(self)}/{self.buffer_size * self.n_envs}, n_envs={self.n_envs}, "
+            f"n_steps={self.n_steps}, optimize_memory_usage={self.optimize_memory_usage})"
+        )
+
+
+class DictReplayBuffer(ReplayBuffer):
+    """``ReplayBuffer`` for ``Dict`` observation spaces (one array per key), as SB3 names it."""
+
+    def __init__(self, buffer_size: int, observation_space: spaces.Space, *args: Any, **kwargs: Any) -> None:
+        if not isinstance(observation_space, spaces.Dict):
+            raise ConfigurationError(
+                f"DictReplayBuffer needs a Dict observation space, got {describe_space(observation_space)}; "
+                "use ReplayBuffer."
+            )
+        super().__init__(buffer_size, observation_space, *args, **kwargs)

@@ -1,0 +1,217 @@
+"""``RLEnvDataModule``: the LightningDataModule that serves environments instead of datasets."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+import lightning as L
+from gymnasium.vector import VectorEnv
+from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+from lit_sb3_core.data.normalization import parse_normalize
+from lit_sb3_core.engine.envs import EnvSource, WrapperLike, make_vector_env
+from lit_sb3_core.engine.guards import CheckFinite
+from lit_sb3_core.errors import ConfigurationError
+
+Stage = Literal["fit", "validate", "test", "predict"]
+
+__all__ = ["RLEnvDataModule"]
+
+_log = logging.getLogger(__name__)
+
+# How many finished training episodes the rollout statistics average over (SB3's ep_info_buffer).
+EPISODE_STATS_WINDOW = 100
+# Eval envs are seeded apart from training envs, so evaluation episodes differ from training ones.
+EVAL_SEED_OFFSET = 10_000
+# Seconds async workers get to finish a pending step when a failed or interrupted run closes them.
+_CLOSE_TIMEOUT_S = 5.0
+
+
+class _IterationStream:
+    """The training "dataloader": one item per algorithm iteration, without end.
+
+    The algorithm collects its own data from the environment inside ``training_step``; Lightning only needs
+    something to iterate. The run ends when the algorithm sets ``trainer.should_stop`` at the step budget.
+    """
+
+    def __iter__(self) -> Iterator[int]:
+        return itertools.count()
+
+
+class RLEnvDataModule(L.LightningDataModule):
+    """Environments for each stage of a run, built on gymnasium's vector API.
+
+    Args:
+        train_env: environment to train on: an env id (``"CartPole-v1"``), a ``gymnasium.Env``, a factory
+            returning a new Env, or a ``VectorEnv`` built with ``autoreset_mode=SAME_STEP``.
+        val_env: environment for periodic evaluation during ``fit`` and ``trainer.validate``.
+            Defaults to a fresh copy of ``train_env`` when that is an id or a factory.
+        test_env: environment for ``trainer.test`` (same default).
+        predict_env: environment ``trainer.predict`` takes an observation from when none is given.
+        n_envs: parallel training environments per process.
+        vectorization: ``"sync"`` (in-process, best for fast envs) or ``"async"`` (one process per env).
+        env_kwargs: keyword arguments for ``gymnasium.make`` or the factory.
+        wrappers: callables applied to each single env (``gymnasium.Wrapper`` classes work).
+        seed: base seed; training env ``i`` on rank ``r`` is seeded ``seed + r * n_envs + i``. ``None``
+            uses the algorithm's ``seed``.
+        n_eval_envs: parallel environments for evaluation stages.
+        normalize: normalize observations and/or rewards as SB3's VecNormalize does: ``True`` (both),
+            ``"observation"``, ``"reward"`` or a dict of options (see ``lit_sb3_core.data.normalization``). The
+            statistics belong to the algorithm: they are saved with it and applied, frozen, in ``predict``
+            and evaluation.
+        check_finite: check every step's observations, rewards and actions for NaN and infinity, and stop
+            with a ``NonFiniteError`` naming the env index and the action (SB3's ``VecCheckNan``). Off by
+            default: it costs an ``np.isfinite`` per array per step. Every env's first ``reset`` and
+            ``step`` are always checked against the Gymnasium API and its observation space.
+    """
+
+    def __init__(
+        self,
+        train_env: EnvSource | None = None,
+        val_env: EnvSource | None = None,
+        test_env: EnvSource | None = None,
+        predict_env: EnvSource | None = None,
+        n_envs: int = 1,
+        vectorization: Literal["sync", "async"] = "sync",
+        env_kwargs: dict[str, Any] | None = None,
+        wrappers: Sequence[WrapperLike] | None = None,
+        seed: int | None = None,
+        n_eval_envs: int = 1,
+        normalize: bool | str | dict[str, Any] = False,
+        check_finite: bool = False,
+    ) -> None:
+        super().__init__()
+        if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
+            raise ConfigurationError(f"n_envs must be a positive integer, got {n_envs!r}.")
+        if isinstance(n_eval_envs, bool) or not isinstance(n_eval_envs, int) or n_eval_envs < 1:
+            raise ConfigurationError(f"n_eval_envs must be a positive integer, got {n_eval_envs!r}.")
+        if vectorization not in ("sync", "async"):
+            raise ConfigurationError(f"vectorization must be 'sync' or 'async', got {vectorization!r}.")
+        self.sources: dict[str, EnvSource | None] = {
+            "fit": train_env,
+            "validate": val_env,
+            "test": test_env,
+            "predict": predict_env,
+        }
+        self.n_envs = n_envs
+        self.n_eval_envs = n_eval_envs
+        self.vectorization = vectorization
+        self.env_kwargs = dict(env_kwargs or {})
+        self.wrappers = list(wrappers or [])
+        self.seed = seed
+        self.normalize = parse_normalize(normalize)
+        self.check_finite = bool(check_finite)
+        self._envs: dict[str, VectorEnv] = {}
+
+    # environments ---------------------------------------------------------------------------------
+    @property
+    def rank(self) -> int:
+        trainer = self.trainer
+        return int(trainer.global_rank) if trainer is not None else 0
+
+    def source(self, stage: Stage) -> EnvSource | None:
+        """What the env of ``stage`` is built from; evaluation stages fall back to a copy of train_env."""
+        explicit = self.sources[stage]
+        if explicit is not None or stage == "fit":
+            return explicit
+        fallback = self.sources["validate"] if stage in ("test", "predict") else None
+        if fallback is not None:
+            return fallback
+        train = self.sources["fit"]
+        return (
+            train
+            if isinstance(train, str) or (callable(train) and not isinstance(train, VectorEnv))
+            else None
+        )
+
+    def get_env(self, stage: Stage) -> VectorEnv | None:
+        """The vector env for ``stage``, built on first use; None when the stage has no environment."""
+        if stage not in self.sources:
+            raise ValueError(f"Unknown stage {stage!r}: use one of {sorted(self.sources)}.")
+        if stage in self._envs:
+            return self._envs[stage]
+        source = self.source(stage)
+        if source is None:
+            return None
+        if stage == "fit":
+            env = make_vector_env(
+                source, self.n_envs, self.vectorization, self.env_kwargs, self.wrappers, role="training"
+            )
+            if self.check_finite:
+                env = CheckFinite(env, role="training")
+            env = RecordEpisodeStatistics(env, buffer_length=EPISODE_STATS_WINDOW)
+        else:
+            n_envs = self.n_eval_envs if not isinstance(source, VectorEnv) else source.num_envs
+            env = make_vector_env(source, n_envs, "sync", self.env_kwargs, self.wrappers, role="evaluation")
+            if self.check_finite:
+                env = CheckFinite(env, role="evaluation")
+        self._envs[stage] = env
+        return env
+
+    def env_seed(self, stage: Stage, default: int | None) -> int | None:
+        """Seed for the first reset of ``stage``'s env on this rank (``None``: unseeded)."""
+        base = self.seed if self.seed is not None else default
+        if base is None:
+            return None
+        offset = 0 if stage == "fit" else EVAL_SEED_OFFSET
+        n_envs = self.n_envs if stage == "fit" else self.n_eval_envs
+        return int(base) + offset + self.rank * n_envs
+
+    def close(self) -> None:
+        """Close every environment this datamodule built."""
+        for env in self._envs.values():
+            env.close()
+        self._envs.clear()
+
+    def on_exception(self, exception: BaseException) -> None:
+        """A run failed or was interrupted: close the envs built from ids and factories (async workers
+        included) so no process or window outlives it. Env and VectorEnv instances the caller passed in
+        stay open: the caller owns them (and may want to inspect them). The next run builds fresh envs."""
+        for stage, env in list(self._envs.items()):
+            if not _is_factory(self.source(stage)):
+                continue
+            del self._envs[stage]
+            try:
+                # Async workers get a few seconds to finish a pending step and close their env; then they
+                # are terminated (a hung env must not hang the shutdown).
+                env.close(timeout=_CLOSE_TIMEOUT_S)
+            except BaseException:
+                try:
+                    env.close(terminate=True)
+                except BaseException as exc:
+                    _log.debug("Could not close the %s env after a failed run: %s", stage, exc)
+
+    # LightningDataModule hooks --------------------------------------------------------------------
+    def setup(self, stage: str) -> None:
+        if stage == "fit" and self.get_env("fit") is None:
+            raise ValueError(
+                "RLEnvDataModule has no train_env: pass train_env='CartPole-v1' (an env id, Env, factory or "
+                "VectorEnv) to train."
+            )
+
+    def train_dataloader(self) -> _IterationStream:
+        return _IterationStream()
+
+    def val_dataloader(self) -> list[int]:
+        # Validation during fit runs only when a val_env was given explicitly.
+        return [0] if self.sources["validate"] is not None or self._stage_requested("validate") else []
+
+    def test_dataloader(self) -> list[int]:
+        return [0]
+
+    def predict_dataloader(self) -> list[int]:
+        return [0]
+
+    def _stage_requested(self, stage: str) -> bool:
+        trainer = self.trainer
+        return trainer is not None and trainer.state.fn == stage
+
+
+def _is_factory(source: Any) -> bool:
+    """An env id or a callable that builds new envs (not an Env or VectorEnv instance)."""
+    import gymnasium as gym
+
+    return isinstance(source, str) or (callable(source) and not isinstance(source, (gym.Env, VectorEnv)))

@@ -1,0 +1,139 @@
+"""Building gymnasium vector environments from what users pass: an id, an Env, a factory or a VectorEnv.
+
+This module imports gymnasium only (no torch, no lightning): ``AsyncVectorEnv`` workers started with the
+spawn method unpickle the env factories defined here, and must start fast.
+
+All vector envs use ``AutoresetMode.SAME_STEP``: the step that ends an episode returns the first
+observation of the next one, and the true final observation travels in ``info["final_obs"]``. That is
+the convention SB3 users know, and it lets truncated episodes bootstrap from their real last state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from lit_sb3_core.engine.guards import CheckedEnv, LitAsyncVectorEnv
+
+EnvSource = str | gym.Env | Callable[[], gym.Env] | VectorEnv
+WrapperLike = Callable[[gym.Env], gym.Env]
+
+__all__ = ["EnvFactory", "EnvSource", "make_vector_env"]
+
+
+class EnvFactory:
+    """A picklable ``() -> Env`` that builds one environment and applies the user's wrappers."""
+
+    def __init__(
+        self,
+        source: str | Callable[[], gym.Env],
+        env_kwargs: dict[str, Any] | None = None,
+        wrappers: Sequence[WrapperLike] = (),
+        render_mode: str | None = None,
+    ) -> None:
+        self.source = source
+        self.env_kwargs = dict(env_kwargs or {})
+        self.wrappers = tuple(wrappers)
+        self.render_mode = render_mode
+
+    def __call__(self) -> gym.Env:
+        if isinstance(self.source, str):
+            kwargs = dict(self.env_kwargs)
+            if self.render_mode is not None:
+                kwargs["render_mode"] = self.render_mode
+            env = make_env_by_id(self.source, kwargs)
+        else:
+            env = self.source(**self.env_kwargs)
+            if not isinstance(env, gym.Env):
+                raise TypeError(
+                    f"The environment factory {self.source!r} returned {type(env).__name__}, "
+                    "not a gymnasium.Env."
+                )
+        for wrapper in self.wrappers:
+            env = wrapper(env)
+        return env
+
+
+class _CheckedFactory:
+    """``factory()`` wrapped in ``CheckedEnv`` for vector position ``index`` (picklable, for async workers)."""
+
+    def __init__(self, factory: EnvFactory, index: int, role: str, in_worker: bool = False) -> None:
+        self.factory = factory
+        self.index = index
+        self.role = role
+        self.in_worker = in_worker
+
+    def __call__(self) -> gym.Env:
+        return CheckedEnv(self.factory(), self.index, self.role, in_worker=self.in_worker)
+
+
+def make_env_by_id(env_id: str, kwargs: dict[str, Any]) -> gym.Env:
+    """``gym.make`` with an error that lists close matches when the id is unknown."""
+    try:
+        return gym.make(env_id, **kwargs)
+    except gym.error.Error as exc:
+        if env_id not in gym.registry:
+            import difflib
+
+            close = difflib.get_close_matches(env_id, list(gym.registry), n=3)
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise gym.error.NameNotFound(
+                f"Unknown environment id {env_id!r}.{hint} Registered ids are listed by "
+                "`gymnasium.pprint_registry()`; environments from other packages need that package "
+                "imported (or a 'module:EnvId' id) first."
+            ) from None
+        raise exc
+
+
+def make_vector_env(
+    source: EnvSource,
+    n_envs: int = 1,
+    vectorization: str = "sync",
+    env_kwargs: dict[str, Any] | None = None,
+    wrappers: Sequence[WrapperLike] = (),
+    render_mode: str | None = None,
+    role: str = "",
+) -> VectorEnv:
+    """A SAME_STEP-autoreset vector env of ``n_envs`` copies of ``source``.
+
+    Each single env is wrapped in ``CheckedEnv`` (its first reset and step are checked against the
+    Gymnasium API and its observation space; ``role`` names the envs in those messages), and async
+    workers re-raise their exceptions as themselves, naming the worker (``LitAsyncVectorEnv``).
+    """
+    if isinstance(source, VectorEnv):
+        mode = source.metadata.get("autoreset_mode")
+        if mode != AutoresetMode.SAME_STEP:
+            raise ValueError(
+                f"lit-sb3 needs vector envs with autoreset_mode=SAME_STEP, this one uses {mode}. Create it "
+                "with gymnasium.vector.SyncVectorEnv(fns, autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP), "
+                "or pass an env id or factory and let RLEnvDataModule build it."
+            )
+        return source
+    if n_envs < 1:
+        raise ValueError(f"n_envs must be at least 1, got {n_envs}.")
+    if isinstance(source, gym.Env):
+        if n_envs != 1:
+            raise ValueError(
+                f"An Env instance cannot be copied into n_envs={n_envs} environments: pass an env id or a "
+                "factory (a callable returning a new Env) instead."
+            )
+        env = source
+        for wrapper in wrappers:
+            env = wrapper(env)
+        checked = CheckedEnv(env, 0, role)
+        return gym.vector.SyncVectorEnv([lambda: checked], autoreset_mode=AutoresetMode.SAME_STEP)
+    if not (isinstance(source, str) or callable(source)):
+        raise TypeError(
+            f"Cannot build an environment from {type(source).__name__}: pass an env id (str), a gymnasium.Env, "
+            "a factory returning an Env, or a gymnasium VectorEnv."
+        )
+    factory = EnvFactory(source, env_kwargs, wrappers, render_mode)
+    fns = [_CheckedFactory(factory, i, role, in_worker=vectorization == "async") for i in range(n_envs)]
+    if vectorization == "sync":
+        return gym.vector.SyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+    if vectorization == "async":
+        return LitAsyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+    raise ValueError(f"vectorization must be 'sync' or 'async', got {vectorization!r}.")

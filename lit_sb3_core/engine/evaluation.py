@@ -1,0 +1,123 @@
+"""``evaluate_policy``: run a policy for whole episodes and report their returns, as SB3's does."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import VectorEnv
+
+from lit_sb3_core.engine.envs import make_vector_env
+from lit_sb3_core.errors import ConfigurationError
+
+__all__ = ["evaluate_policy"]
+
+
+def evaluate_policy(
+    model: Any,
+    env: str | gym.Env | VectorEnv,
+    n_eval_episodes: int = 10,
+    deterministic: bool = True,
+    render: bool = False,
+    callback: Callable[[dict[str, Any], dict[str, Any]], None] | None = None,
+    reward_threshold: float | None = None,
+    return_episode_rewards: bool = False,
+    warn: bool = True,
+    use_masking: bool = False,
+) -> tuple[float, float] | tuple[list[float], list[int]]:
+    """Run ``n_eval_episodes`` complete episodes and measure their returns and lengths.
+
+    Episodes are spread over the vector env's sub-envs as evenly as SB3 spreads them, so results do not
+    favour the short episodes that finish first.
+
+    Args:
+        model: anything with ``predict(obs, state, episode_start, deterministic)`` (every algorithm).
+        env: an env id, a ``gymnasium.Env`` or a SAME_STEP ``VectorEnv``.
+        n_eval_episodes: number of episodes, at least 1.
+        deterministic: use the distribution's mode instead of sampling.
+        render: call ``env.render()`` after every step.
+        callback: called after every step with ``(locals(), globals())``.
+        reward_threshold: raise AssertionError when the mean return is below it.
+        return_episode_rewards: return the per-episode lists instead of mean and std.
+        warn: unused for vector envs built here; kept for SB3 signature compatibility.
+        use_masking: pass the env's ``action_masks()`` to ``predict`` (MaskablePPO).
+
+    Returns:
+        ``(mean_reward, std_reward)``, or ``(episode_rewards, episode_lengths)``.
+    """
+    if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
+        raise ConfigurationError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
+    owns_env = isinstance(env, str)
+    vec_env = make_vector_env(env, 1) if not isinstance(env, VectorEnv) else make_vector_env(env)
+    try:
+        rewards, lengths = _run_episodes(
+            model, vec_env, n_eval_episodes, deterministic, render, callback, use_masking
+        )
+    finally:
+        if owns_env:
+            vec_env.close()
+    mean_reward, std_reward = float(np.mean(rewards)), float(np.std(rewards))
+    if reward_threshold is not None and mean_reward < reward_threshold:
+        raise AssertionError(f"Mean reward {mean_reward:.2f} is below the threshold {reward_threshold:.2f}.")
+    if return_episode_rewards:
+        return rewards, lengths
+    return mean_reward, std_reward
+
+
+def _action_masks(env: VectorEnv) -> np.ndarray:
+    masks = env.unwrapped.call("action_masks")  # vector wrappers do not forward call()
+    return np.stack([np.asarray(mask, dtype=bool) for mask in masks])
+
+
+def _run_episodes(
+    model: Any,
+    env: VectorEnv,
+    n_eval_episodes: int,
+    deterministic: bool,
+    render: bool,
+    callback: Callable[[dict[str, Any], dict[str, Any]], None] | None,
+    use_masking: bool,
+) -> tuple[list[float], list[int]]:
+    n_envs = env.num_envs
+    targets = np.array([(n_eval_episodes + i) // n_envs for i in range(n_envs)], dtype=int)
+    counts = np.zeros(n_envs, dtype=int)
+    current_rewards = np.zeros(n_envs)
+    current_lengths = np.zeros(n_envs, dtype=int)
+    episode_rewards: list[float] = []
+    episode_lengths: list[int] = []
+    observations, _ = env.reset()
+    states = None
+    episode_starts = np.ones(n_envs, dtype=bool)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        while (counts < targets).any():
+            kwargs: dict[str, Any] = {}
+            if use_masking:
+                kwargs["action_masks"] = _action_masks(env)
+            actions, states = model.predict(
+                observations,
+                state=states,
+                episode_start=episode_starts,
+                deterministic=deterministic,
+                **kwargs,
+            )
+            observations, rewards, terminated, truncated, infos = env.step(actions)
+            current_rewards += rewards
+            current_lengths += 1
+            dones = np.logical_or(terminated, truncated)
+            for i in np.flatnonzero(dones):
+                if counts[i] < targets[i]:
+                    episode_rewards.append(float(current_rewards[i]))
+                    episode_lengths.append(int(current_lengths[i]))
+                    counts[i] += 1
+                current_rewards[i] = 0.0
+                current_lengths[i] = 0
+            episode_starts = dones
+            if callback is not None:
+                callback(locals(), globals())
+            if render:
+                env.render()
+    return episode_rewards, episode_lengths

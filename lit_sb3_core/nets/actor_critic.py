@@ -1,0 +1,411 @@
+"""The actor-critic policy (MlpPolicy, CnnPolicy, MultiInputPolicy) and helpers to name classes in configs.
+
+Policies are plain ``nn.Module``s that live inside an algorithm (a LightningModule), so Lightning moves
+them between devices and DDP wraps them. Their constructor arguments (``policy_kwargs``) follow SB3's
+names: ``net_arch``, ``activation_fn``, ``ortho_init``, ``log_std_init``, ``full_std``, ``use_expln``,
+``squash_output``, ``features_extractor_class``, ``features_extractor_kwargs``,
+``share_features_extractor``, ``normalize_images``, ``optimizer_class``, ``optimizer_kwargs``. Classes
+may be given as objects or as strings ("tanh", "NatureCNN", "torch.nn:ReLU") so configs and saved
+hyperparameters stay plain JSON. Given the same seed, a policy starts from the same weights as SB3's.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import nn
+
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.spaces import ObsPreprocessor, channels_first_space, describe_space
+from lit_sb3_core.nets.distributions import (
+    BernoulliDistribution,
+    CategoricalDistribution,
+    DiagGaussianDistribution,
+    Distribution,
+    MultiCategoricalDistribution,
+    StateDependentNoise,
+)
+from lit_sb3_core.nets.torch_layers import (
+    BaseFeaturesExtractor,
+    CombinedExtractor,
+    FlattenExtractor,
+    MlpExtractor,
+    NatureCNN,
+    NetArch,
+    plain_forward,
+)
+
+__all__ = [
+    "ACTOR_CRITIC_ALIASES",
+    "ActorCriticCnnPolicy",
+    "ActorCriticPolicy",
+    "BaseFeaturesExtractor",
+    "FlattenExtractor",
+    "MlpExtractor",
+    "MultiInputActorCriticPolicy",
+    "NetArch",
+    "class_to_string",
+    "resolve_class",
+    "resolve_subclass",
+]
+
+_ACTIVATIONS: dict[str, type[nn.Module]] = {
+    "tanh": nn.Tanh,
+    "relu": nn.ReLU,
+    "elu": nn.ELU,
+    "leaky_relu": nn.LeakyReLU,
+    "gelu": nn.GELU,
+    "silu": nn.SiLU,
+    "selu": nn.SELU,
+}
+# Bare class names accepted in configs, as SB3 users write them.
+_NAMED_CLASSES: dict[str, type] = {
+    "FlattenExtractor": FlattenExtractor,
+    "NatureCNN": NatureCNN,
+    "CombinedExtractor": CombinedExtractor,
+}
+
+
+def resolve_class(value: Any, kind: str = "class") -> Any:
+    """Accept a class or its name (``"relu"``, ``"NatureCNN"``, or ``"package.module:Name"``)."""
+    if not isinstance(value, str):
+        return value
+    if value.lower() in _ACTIVATIONS:
+        return _ACTIVATIONS[value.lower()]
+    if value in _NAMED_CLASSES:
+        return _NAMED_CLASSES[value]
+    module_name, sep, attr = value.partition(":")
+    if not sep:
+        module_name, _, attr = value.rpartition(".")
+    if not module_name:
+        raise ConfigurationError(
+            f"Cannot resolve {kind} {value!r}: use a class, one of {sorted(_ACTIVATIONS)}, "
+            f"{sorted(_NAMED_CLASSES)}, or an import path such as 'torch.nn:ReLU'."
+        )
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(f"Cannot resolve {kind} {value!r}: {exc}") from None
+
+
+def class_to_string(value: Any) -> Any:
+    """Inverse of ``resolve_class`` for classes: ``nn.ReLU`` -> ``"relu"``, others -> ``"module:Name"``."""
+    if isinstance(value, type):
+        for name, cls in _ACTIVATIONS.items():
+            if cls is value:
+                return name
+        return f"{value.__module__}:{value.__qualname__}"
+    return value
+
+
+def resolve_subclass(value: Any, base: type, kind: str, example: str) -> type:
+    """``resolve_class`` that only accepts subclasses of ``base``.
+
+    Names read from configs and model files resolve to classes of the expected kind only, so a crafted
+    file cannot make lit-sb3 call an arbitrary function such as ``os:system``.
+    """
+    cls = resolve_class(value, kind)
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise ConfigurationError(
+            f"{kind} must be a subclass of {base.__module__}.{base.__qualname__} (class or name), "
+            f"got {value!r}. "
+            f"Example: {example}."
+        )
+    return cls
+
+
+class ActorCriticPolicy(nn.Module):
+    """Actor-critic policy for on-policy algorithms (PPO, A2C, TRPO, ...).
+
+    features extractor -> MLP extractor (pi / vf branches) -> action head and value head. Observations
+    are preprocessed in the policy (one-hot, image scaling, channel-last images transposed to CxHxW).
+
+    Args:
+        observation_space: observation space of the environment.
+        action_space: action space (Box, Discrete, MultiDiscrete or MultiBinary).
+        net_arch: hidden sizes; a list for both branches or ``dict(pi=[...], vf=[...])``.
+            Default ``dict(pi=[64, 64], vf=[64, 64])``, no hidden layer (``[]``) after NatureCNN.
+        activation_fn: activation class or name. Default ``nn.Tanh``.
+        ortho_init: orthogonal initialisation with SB3's gains (sqrt(2) hidden, 0.01 policy, 1 value).
+        log_std_init: initial log standard deviation for Box actions (of the gSDE weights with gSDE).
+        features_extractor_class / features_extractor_kwargs: how observations become features.
+            Default: the policy's ``default_features_extractor_class`` (FlattenExtractor for MlpPolicy,
+            NatureCNN for CnnPolicy, CombinedExtractor for MultiInputPolicy).
+        share_features_extractor: one extractor for actor and critic (else one each).
+        normalize_images: divide uint8 image observations by 255 (``False``: images are used as they are,
+            and NatureCNN/CombinedExtractor accept any 3-D Box as an image).
+        optimizer_class / optimizer_kwargs: optimizer the algorithm builds over these parameters
+            (default Adam, with ``eps=1e-5`` as SB3 when no kwargs are given).
+        use_sde: generalized State-Dependent Exploration for Box actions (the algorithm passes it).
+        full_std / use_expln / squash_output / learn_features: gSDE settings, see
+            ``lit_sb3_core.nets.distributions.StateDependentNoise``; ``squash_output`` needs ``use_sde``.
+    """
+
+    default_features_extractor_class: ClassVar[type[BaseFeaturesExtractor]] = FlattenExtractor
+
+    def __init__(
+        self,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        net_arch: NetArch = None,
+        activation_fn: Any = nn.Tanh,
+        ortho_init: bool = True,
+        log_std_init: float = 0.0,
+        features_extractor_class: Any = None,
+        features_extractor_kwargs: dict[str, Any] | None = None,
+        share_features_extractor: bool = True,
+        normalize_images: bool = True,
+        optimizer_class: Any = torch.optim.Adam,
+        optimizer_kwargs: dict[str, Any] | None = None,
+        use_sde: bool = False,
+        full_std: bool = True,
+        use_expln: bool = False,
+        squash_output: bool = False,
+        learn_features: bool = False,
+    ) -> None:
+        super().__init__()
+        if use_sde and not isinstance(action_space, spaces.Box):
+            raise ConfigurationError(
+                f"use_sde=True (gSDE) needs Box actions; got {describe_space(action_space)}. Drop use_sde."
+            )
+        if squash_output and not use_sde:
+            raise ConfigurationError("squash_output=True is only available with gSDE: pass use_sde=True too.")
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.normalize_images = normalize_images
+        self.ortho_init = ortho_init
+        self.log_std_init = log_std_init
+        self.use_sde = use_sde
+        self.squash_output = squash_output
+        self.share_features_extractor = share_features_extractor
+        self.optimizer_class = resolve_subclass(
+            optimizer_class, torch.optim.Optimizer, "optimizer_class", "'torch.optim:RMSprop'"
+        )
+        if optimizer_kwargs is None:
+            optimizer_kwargs = {"eps": 1e-5} if self.optimizer_class is torch.optim.Adam else {}
+        self.optimizer_kwargs = dict(optimizer_kwargs)
+        self.activation_fn = resolve_subclass(activation_fn, nn.Module, "activation_fn", "'relu' or nn.ReLU")
+        if features_extractor_class is None:
+            features_extractor_class = self.default_features_extractor_class
+        self.features_extractor_class = resolve_subclass(
+            features_extractor_class, nn.Module, "features_extractor_class", "NatureCNN"
+        )
+        self.features_extractor_kwargs = dict(features_extractor_kwargs or {})
+        if (
+            not normalize_images
+            and isinstance(self.features_extractor_class, type)
+            and issubclass(self.features_extractor_class, (NatureCNN, CombinedExtractor))
+        ):
+            self.features_extractor_kwargs["normalized_image"] = True
+        self.net_arch = self._default_net_arch(net_arch)
+
+        # Build in SB3's order, so that the same seed gives the same initial weights.
+        self._preprocess = ObsPreprocessor(observation_space, normalize_images)
+        self.features_extractor = self._make_features_extractor()
+        self.vf_features_extractor = None if share_features_extractor else self._make_features_extractor()
+        self.mlp_extractor = self._build_mlp_extractor()
+        self.sde_noise: StateDependentNoise | None = None
+        if use_sde:
+            self.sde_noise = StateDependentNoise(
+                int(np.prod(action_space.shape)),  # type: ignore[arg-type]
+                full_std=full_std,
+                use_expln=use_expln,
+                squash_output=squash_output,
+                learn_features=learn_features,
+            )
+        self._build_action_head(self.mlp_extractor.latent_dim_pi, log_std_init)
+        self.value_net = nn.Linear(self.mlp_extractor.latent_dim_vf, 1)
+        if ortho_init:
+            self._orthogonal_init()
+
+    # construction -------------------------------------------------------------------------------
+    def _default_net_arch(self, net_arch: Any) -> NetArch:
+        if isinstance(net_arch, (list, tuple)) and net_arch and isinstance(net_arch[0], dict):
+            warnings.warn(
+                "net_arch=[dict(pi=..., vf=...)] is the pre-1.8 SB3 form (shared layers are gone): pass "
+                "net_arch=dict(pi=..., vf=...) directly.",
+                UserWarning,
+                stacklevel=3,
+            )
+            net_arch = net_arch[0]
+        if net_arch is None:
+            return [] if self.features_extractor_class is NatureCNN else {"pi": [64, 64], "vf": [64, 64]}
+        if not isinstance(net_arch, (list, tuple, dict)):
+            raise ConfigurationError(
+                f"net_arch must be a list of layer sizes or dict(pi=[...], vf=[...]), got {net_arch!r}."
+            )
+        return net_arch  # type: ignore[return-value]
+
+    def _build_mlp_extractor(self) -> MlpExtractor:
+        """The pi/vf MLPs on the features; recurrent policies override it to feed them their LSTM output."""
+        return MlpExtractor(self.features_extractor.features_dim, self.net_arch, self.activation_fn)
+
+    def _make_features_extractor(self) -> BaseFeaturesExtractor:
+        cls = self.features_extractor_class
+        try:
+            extractor = cls(channels_first_space(self.observation_space), **self.features_extractor_kwargs)
+        except TypeError as exc:
+            raise ConfigurationError(
+                f"Cannot build features extractor {class_to_string(cls)} with features_extractor_kwargs="
+                f"{self.features_extractor_kwargs}: {exc}"
+            ) from None
+        if not isinstance(getattr(extractor, "features_dim", None), int):
+            raise ConfigurationError(
+                f"features_extractor_class {class_to_string(cls)} must set an int 'features_dim' (subclass "
+                "lit_sb3_core.nets.torch_layers.BaseFeaturesExtractor)."
+            )
+        return extractor
+
+    def _build_action_head(self, latent_dim: int, log_std_init: float) -> None:
+        space = self.action_space
+        self.log_std: nn.Parameter | None = None
+        if self.sde_noise is not None:
+            self.action_net, self.log_std = self.sde_noise.make_head(latent_dim, log_std_init, latent_dim)
+        elif isinstance(space, spaces.Box):
+            self.action_net, self.log_std = DiagGaussianDistribution.make_head(
+                latent_dim, int(np.prod(space.shape)), log_std_init
+            )
+        elif isinstance(space, spaces.Discrete):
+            self.action_net = CategoricalDistribution.make_head(latent_dim, int(space.n))
+        elif isinstance(space, spaces.MultiDiscrete):
+            self._nvec = [int(n) for n in np.asarray(space.nvec).reshape(-1)]
+            self.action_net = MultiCategoricalDistribution.make_head(latent_dim, self._nvec)
+        elif isinstance(space, spaces.MultiBinary):
+            self.action_net = BernoulliDistribution.make_head(latent_dim, int(np.prod(space.shape)))
+        else:
+            raise ConfigurationError(
+                f"{type(self).__name__} does not support {describe_space(space)} actions; it supports Box, "
+                "Discrete, MultiDiscrete and MultiBinary."
+            )
+
+    def _orthogonal_init(self) -> None:
+        gains: list[tuple[nn.Module, float]] = [
+            (self.mlp_extractor, np.sqrt(2)),
+            (self.action_net, 0.01),
+            (self.value_net, 1.0),
+        ]
+        if self.vf_features_extractor is None:
+            gains.insert(0, (self.features_extractor, np.sqrt(2)))
+        else:
+            gains += [(self.features_extractor, np.sqrt(2)), (self.vf_features_extractor, np.sqrt(2))]
+        for module, gain in gains:
+            for layer in module.modules():
+                if isinstance(layer, (nn.Linear, nn.Conv2d)):
+                    nn.init.orthogonal_(layer.weight, gain=gain)
+                    if layer.bias is not None:
+                        layer.bias.data.fill_(0.0)
+
+    # gSDE and action scaling --------------------------------------------------------------------
+    def reset_noise(self, n_envs: int = 1) -> None:
+        """Resample gSDE's exploration matrices (one per env); the algorithm calls it during rollouts."""
+        if self.sde_noise is None or self.log_std is None:
+            raise RuntimeError("reset_noise() is only available with gSDE (use_sde=True).")
+        self.sde_noise.sample_weights(self.log_std, batch_size=n_envs)
+
+    def scale_action(self, action: np.ndarray) -> np.ndarray:
+        """Box action from [low, high] to [-1, 1]."""
+        low, high = self.action_space.low, self.action_space.high  # type: ignore[attr-defined]
+        return 2.0 * ((action - low) / (high - low)) - 1.0
+
+    def unscale_action(self, scaled_action: np.ndarray) -> np.ndarray:
+        """Box action from [-1, 1] (a squashed gSDE sample) to [low, high]."""
+        low, high = self.action_space.low, self.action_space.high  # type: ignore[attr-defined]
+        return low + 0.5 * (scaled_action + 1.0) * (high - low)
+
+    # forward passes -----------------------------------------------------------------------------
+    # While an algorithm trains, it sets ``plain_calls`` when no module of the policy has hooks
+    # (``lit_sb3_core.nets.torch_layers.hook_free``): the passes below then call ``forward`` methods directly.
+    plain_calls: bool = False
+
+    def _call(self, module: nn.Module, x: Any) -> Any:
+        return plain_forward(module, x) if self.plain_calls else module(x)
+
+    def extract_features(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """Features for the actor and the critic (the same tensor when the extractor is shared)."""
+        processed = self._preprocess(obs)
+        pi_features = self._call(self.features_extractor, processed)
+        if self.vf_features_extractor is None:
+            return pi_features, pi_features
+        return pi_features, self._call(self.vf_features_extractor, processed)
+
+    def distribution(self, latent_pi: torch.Tensor) -> Distribution:
+        params = self._call(self.action_net, latent_pi)
+        if self.log_std is not None:
+            if self.sde_noise is not None:
+                return self.sde_noise.distribution(params, self.log_std, latent_pi)
+            return DiagGaussianDistribution(params, self.log_std)
+        if isinstance(self.action_space, spaces.Discrete):
+            return CategoricalDistribution(params)
+        if isinstance(self.action_space, spaces.MultiDiscrete):
+            return MultiCategoricalDistribution(params, self._nvec)
+        return BernoulliDistribution(params)
+
+    def _latents(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        pi_features, vf_features = self.extract_features(obs)
+        mlp = self.mlp_extractor
+        if self.plain_calls and type(mlp) is MlpExtractor:
+            return plain_forward(mlp.policy_net, pi_features), plain_forward(mlp.value_net, vf_features)
+        if self.vf_features_extractor is None:
+            return mlp(pi_features)
+        return mlp.forward_actor(pi_features), mlp.forward_critic(vf_features)
+
+    def forward(
+        self, obs: Any, deterministic: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Sample actions; return ``(actions, values, log_prob)`` as collected into a rollout.
+
+        Actions come flat, one row per observation: ``(batch,)`` for Discrete, ``(batch, dim)`` otherwise;
+        with ``squash_output`` they are in [-1, 1] (``unscale_action`` maps them to the bounds).
+        """
+        latent_pi, latent_vf = self._latents(obs)
+        dist = self.distribution(latent_pi)
+        actions = dist.get_actions(deterministic)
+        return actions, self._call(self.value_net, latent_vf).squeeze(-1), dist.log_prob(actions)
+
+    def evaluate_actions(
+        self, obs: Any, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Values, log-likelihood and entropy of given actions: what the loss needs."""
+        latent_pi, latent_vf = self._latents(obs)
+        dist = self.distribution(latent_pi)
+        return self._call(self.value_net, latent_vf).squeeze(-1), dist.log_prob(actions), dist.entropy()
+
+    def get_distribution(self, obs: Any) -> Distribution:
+        pi_features, _ = self.extract_features(obs)
+        return self.distribution(self.mlp_extractor.forward_actor(pi_features))
+
+    def predict_values(self, obs: Any) -> torch.Tensor:
+        _, vf_features = self.extract_features(obs)
+        mlp = self.mlp_extractor
+        if self.plain_calls and type(mlp) is MlpExtractor:
+            return plain_forward(self.value_net, plain_forward(mlp.value_net, vf_features)).squeeze(-1)
+        return self.value_net(mlp.forward_critic(vf_features)).squeeze(-1)
+
+    def predict_actions(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
+        """Actions only (what ``model.predict`` needs)."""
+        return self.get_distribution(obs).get_actions(deterministic)
+
+
+class ActorCriticCnnPolicy(ActorCriticPolicy):
+    """CnnPolicy: ActorCriticPolicy with a NatureCNN extractor (512 features, no hidden layers after it)."""
+
+    default_features_extractor_class: ClassVar[type[BaseFeaturesExtractor]] = NatureCNN
+
+
+class MultiInputActorCriticPolicy(ActorCriticPolicy):
+    """MultiInputPolicy: ActorCriticPolicy for Dict observations (CombinedExtractor: CNN per image key)."""
+
+    default_features_extractor_class: ClassVar[type[BaseFeaturesExtractor]] = CombinedExtractor
+
+
+# Policy aliases shared by the actor-critic algorithms (PPO, A2C, TRPO, ...), as SB3 names them.
+ACTOR_CRITIC_ALIASES: dict[str, Any] = {
+    "MlpPolicy": ActorCriticPolicy,
+    "CnnPolicy": ActorCriticCnnPolicy,
+    "MultiInputPolicy": MultiInputActorCriticPolicy,
+}

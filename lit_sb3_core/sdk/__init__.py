@@ -1,0 +1,194 @@
+"""The SDK: everything a plugin author builds an algorithm from, under public names, in one place.
+
+A plugin imports from here, from :mod:`lit_sb3_core.hookspecs` (``hookimpl``) and from
+:mod:`lit_sb3_core.errors`; its tests add :mod:`lit_sb3_core.testing`. These four modules are what the
+compatibility policy in CONTRIBUTING.md covers: a name exported here changes only with a deprecation
+period. Where the names are implemented (``lit_sb3_core.nets``, ``.data``, ``.engine``, ...) is internal.
+
+Base algorithms
+    :class:`RLAlgorithm` (anything), :class:`OnPolicyAlgorithm` (rollout, then update),
+    :class:`OffPolicyAlgorithm` (replay buffer), with their helpers.
+Policies and networks
+    :class:`ActorCriticPolicy` and its CNN / multi-input variants, feature extractors, the MLP extractor,
+    the off-policy networks (Q-networks, critics, actors) and target-network updates.
+Distributions, buffers, noise, normalization, schedules, spaces, validators
+    The building blocks the base classes use themselves.
+Engine
+    :class:`RLTrainer`, :class:`RLEnvDataModule`, :func:`evaluate_policy`, :func:`load`: what a plugin's
+    own examples and tests train and evaluate with.
+"""
+
+from __future__ import annotations
+
+from lit_sb3_core.data.noise import (
+    ActionNoise,
+    NormalActionNoise,
+    OrnsteinUhlenbeckActionNoise,
+    make_action_noise,
+)
+from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer, RunningMeanStd
+from lit_sb3_core.data.replay_buffer import DictReplayBuffer, ReplayBuffer, ReplaySamples
+from lit_sb3_core.data.rollout_buffer import RolloutBatch, RolloutBuffer, compute_gae
+from lit_sb3_core.engine.datamodule import RLEnvDataModule
+from lit_sb3_core.engine.evaluation import evaluate_policy
+from lit_sb3_core.engine.model_file import load
+from lit_sb3_core.engine.trainer import RLTrainer
+from lit_sb3_core.engine.tuned import tuned_hyperparameters
+from lit_sb3_core.errors import ConfigurationError, LitSb3Error, UnknownNameError
+from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
+from lit_sb3_core.foundation.schedules import (
+    Schedule,
+    ScheduleLike,
+    checked_schedule,
+    constant_schedule,
+    linear_schedule,
+    make_schedule,
+)
+from lit_sb3_core.foundation.spaces import (
+    ObsPreprocessor,
+    action_dim,
+    describe_space,
+    flat_feature_dim,
+    is_image_space,
+    obs_to_tensor,
+    preprocess_obs,
+    to_numpy,
+)
+from lit_sb3_core.hookspecs import hookimpl
+from lit_sb3_core.nets.actor_critic import (
+    ACTOR_CRITIC_ALIASES,
+    ActorCriticCnnPolicy,
+    ActorCriticPolicy,
+    MultiInputActorCriticPolicy,
+    class_to_string,
+    resolve_class,
+    resolve_subclass,
+)
+from lit_sb3_core.nets.distributions import (
+    BernoulliDistribution,
+    CategoricalDistribution,
+    DiagGaussianDistribution,
+    Distribution,
+    MultiCategoricalDistribution,
+    StateDependentNoise,
+    StateDependentNoiseDistribution,
+    make_distribution,
+)
+from lit_sb3_core.nets.off_policy import (
+    LOG_STD_MAX,
+    LOG_STD_MIN,
+    ContinuousCritic,
+    DeterministicActor,
+    OffPolicyNetArch,
+    OffPolicyPolicy,
+    QNetwork,
+    SquashedGaussianActor,
+    actor_critic_arch,
+    create_mlp,
+    freeze,
+    polyak_update,
+    update_target,
+)
+from lit_sb3_core.nets.torch_layers import (
+    BaseFeaturesExtractor,
+    CombinedExtractor,
+    FlattenExtractor,
+    MlpExtractor,
+    NatureCNN,
+    NetArch,
+)
+from lit_sb3_core.sdk.algorithm import RLAlgorithm, make_optimizer, set_random_seed
+from lit_sb3_core.sdk.callbacks import RLCallback
+from lit_sb3_core.sdk.off_policy import OffPolicyAlgorithm, TrainFreq, clip_grad_norm, parse_train_freq
+from lit_sb3_core.sdk.on_policy import OnPolicyAlgorithm, explained_variance
+
+__all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
+    # base algorithms
+    "RLAlgorithm",
+    "OnPolicyAlgorithm",
+    "OffPolicyAlgorithm",
+    "TrainFreq",
+    "parse_train_freq",
+    "explained_variance",
+    "make_optimizer",
+    "clip_grad_norm",
+    "set_random_seed",
+    "RLCallback",
+    # policies and networks
+    "ACTOR_CRITIC_ALIASES",
+    "ActorCriticPolicy",
+    "ActorCriticCnnPolicy",
+    "MultiInputActorCriticPolicy",
+    "BaseFeaturesExtractor",
+    "FlattenExtractor",
+    "CombinedExtractor",
+    "NatureCNN",
+    "MlpExtractor",
+    "NetArch",
+    "OffPolicyPolicy",
+    "OffPolicyNetArch",
+    "QNetwork",
+    "ContinuousCritic",
+    "DeterministicActor",
+    "SquashedGaussianActor",
+    "LOG_STD_MIN",
+    "LOG_STD_MAX",
+    "actor_critic_arch",
+    "create_mlp",
+    "freeze",
+    "polyak_update",
+    "update_target",
+    # distributions
+    "Distribution",
+    "CategoricalDistribution",
+    "MultiCategoricalDistribution",
+    "BernoulliDistribution",
+    "DiagGaussianDistribution",
+    "StateDependentNoise",
+    "StateDependentNoiseDistribution",
+    "make_distribution",
+    # buffers, noise, normalization
+    "RolloutBuffer",
+    "RolloutBatch",
+    "compute_gae",
+    "ReplayBuffer",
+    "DictReplayBuffer",
+    "ReplaySamples",
+    "ActionNoise",
+    "NormalActionNoise",
+    "OrnsteinUhlenbeckActionNoise",
+    "make_action_noise",
+    "RunningMeanStd",
+    "ObservationNormalizer",
+    "RewardNormalizer",
+    # schedules, spaces, validators, class names
+    "Schedule",
+    "ScheduleLike",
+    "make_schedule",
+    "checked_schedule",
+    "constant_schedule",
+    "linear_schedule",
+    "ObsPreprocessor",
+    "describe_space",
+    "flat_feature_dim",
+    "action_dim",
+    "is_image_space",
+    "obs_to_tensor",
+    "preprocess_obs",
+    "to_numpy",
+    "check_positive_int",
+    "check_fraction",
+    "class_to_string",
+    "resolve_class",
+    "resolve_subclass",
+    # engine, errors, hooks
+    "RLTrainer",
+    "RLEnvDataModule",
+    "evaluate_policy",
+    "load",
+    "tuned_hyperparameters",
+    "ConfigurationError",
+    "LitSb3Error",
+    "UnknownNameError",
+    "hookimpl",
+]

@@ -1,0 +1,581 @@
+"""``OffPolicyAlgorithm``: the shared loop of replay-buffer methods (DQN, QR-DQN, SAC, TD3, ...).
+
+The loop is Stable-Baselines3's, step for step:
+
+1. collect one ``train_freq`` chunk: ``n`` environment steps (or ``n`` episodes), acting at random
+   (from the action space) until ``learning_starts`` steps, then with the policy's exploration
+   (``explore``), plus ``action_noise`` for Box actions; every transition goes into the replay buffer
+   (Box actions scaled to [-1, 1]; the true final observation as ``next_obs`` where an episode ended);
+   ``on_env_step`` runs after every step (DQN updates its target network and epsilon there);
+2. once ``num_timesteps > learning_starts``, run ``gradient_steps`` updates (``train_on_buffer``, SB3's
+   ``train``; -1 means as many as environment steps were just collected).
+
+How this maps onto Lightning. One Lightning batch runs *several* such chunks back to back: enough to
+cover ``min_steps_per_batch`` (256) environment steps, or a single chunk when ``train_freq`` counts
+episodes. The interleaving of collection and updates inside a batch is exactly SB3's, so the learning is
+identical to one-chunk batches; only the granularity of Lightning's hooks changes. The reason is speed:
+Lightning spends roughly 300 microseconds per batch, which would be a third of a DQN step on CartPole
+and still noticeable for SAC's one-step chunks; over 256 steps it is a fraction of a percent. The budget
+(``RLTrainer(max_steps)``) is checked before every chunk, as SB3 checks it, so runs stop on the same step.
+``val_check_interval`` and other per-batch settings therefore count batches of >= 256 steps.
+
+Logging follows SB3's rhythm: metrics are written when ``log_interval`` more episodes have finished
+(``learn(log_interval=4)``, ``RLTrainer(log_every_n_steps=4)``; 4 by default, as SB3's off-policy
+``learn``), at most once per Lightning batch, and once at the end of the run. ``train/*`` values are
+means over the gradient steps since the previous write, accumulated as tensors so no update waits on a
+``.item()``.
+
+The replay buffer is created when training starts (it needs ``n_envs``) and kept across ``learn`` calls.
+``save_replay_buffer``/``load_replay_buffer`` write and read ``.npz`` files; Lightning checkpoints carry it
+too, so a resumed run continues with its experience (``checkpoint_replay_buffer=False`` skips it: it can
+be large). When a run (re)starts on freshly reset
+environments, the newest transitions are marked truncated first, so n-step windows and memory-optimized
+storage never join two episodes (SB3 does the same for memory-optimized buffers);
+``learn(reset_num_timesteps=False)`` on the same environments continues the episodes in flight.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from lit_sb3_core.data.noise import ActionNoise, make_action_noise, noise_to_spec
+from lit_sb3_core.data.replay_buffer import DictReplayBuffer, ReplayBuffer
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
+from lit_sb3_core.foundation.schedules import Schedule
+from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
+from lit_sb3_core.nets.actor_critic import class_to_string, resolve_class
+from lit_sb3_core.nets.torch_layers import plain_calls
+from lit_sb3_core.sdk.algorithm import RLAlgorithm, clip_grad_norm, make_optimizer
+
+__all__ = ["OffPolicyAlgorithm", "TrainFreq", "clip_grad_norm", "parse_train_freq"]
+
+TrainFreq = tuple[int, str]
+
+
+def parse_train_freq(train_freq: Any) -> TrainFreq:
+    """``4`` -> ``(4, "step")``; ``(2, "episode")`` and ``[2, "episode"]`` (JSON) are taken as they are."""
+    if isinstance(train_freq, (list, tuple)):
+        if len(train_freq) != 2:
+            raise ConfigurationError(
+                f"train_freq must be an integer or a pair (n, 'step'|'episode'), got {train_freq!r}."
+            )
+        frequency, unit = train_freq
+    else:
+        frequency, unit = train_freq, "step"
+    if isinstance(frequency, bool) or not isinstance(frequency, (int, np.integer)) or frequency < 1:
+        raise ConfigurationError(
+            f"The frequency of train_freq must be a positive integer, got {frequency!r}."
+        )
+    if unit not in ("step", "episode"):
+        raise ConfigurationError(f"The unit of train_freq must be 'step' or 'episode', got {unit!r}.")
+    return int(frequency), str(unit)
+
+
+class _TrainStats:
+    """Running sums of per-update metrics kept as tensors; read (one sync) only when logging."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, torch.Tensor] = {}
+        self.counts: dict[str, int] = {}
+
+    def add(self, name: str, value: torch.Tensor) -> None:
+        value = value.detach()
+        total = self.sums.get(name)
+        self.sums[name] = value if total is None else total + value
+        self.counts[name] = self.counts.get(name, 0) + 1
+
+    def means(self) -> dict[str, float]:
+        if not self.sums:
+            return {}
+        names = list(self.sums)
+        values = torch.stack([self.sums[n].float().reshape(()) for n in names]).tolist()
+        means = {name: value / self.counts[name] for name, value in zip(names, values)}
+        self.sums.clear()
+        self.counts.clear()
+        return means
+
+
+class OffPolicyAlgorithm(RLAlgorithm):
+    """Base class of off-policy algorithms: a replay buffer, exploration, and SB3's collect/train loop.
+
+    Subclasses implement ``train_on_buffer(gradient_steps, batch_size)`` (SB3's ``train``; renamed because
+    ``train(mode)`` belongs to ``nn.Module``) and ``configure_optimizers``, and may
+    override ``explore`` (exploration actions), ``on_env_step`` (per-step bookkeeping) and
+    ``random_warmup_steps`` (how long to act at random first).
+
+    Args:
+        policy: policy alias (``"MlpPolicy"``), import path or class.
+        env: optional environment to build the policy from and train on with ``learn``.
+        learning_rate: number, ``"lin_<start>"`` or callable of progress remaining.
+        buffer_size: transitions the replay buffer holds.
+        learning_starts: environment steps of random actions before learning starts.
+        batch_size: minibatch size of each gradient step.
+        tau: soft (Polyak) target update coefficient; 1 is a hard copy.
+        gamma: discount factor.
+        train_freq: update every ``n`` steps, or ``(n, "step" | "episode")`` (a list works too).
+        gradient_steps: updates after each chunk; -1: as many as environment steps were collected.
+        action_noise: exploration noise for Box actions: an ``ActionNoise`` or a spec such as
+            ``{"type": "normal", "sigma": 0.1}`` (see ``lit_sb3_core.data.noise``).
+        replay_buffer_class: buffer class, import path or registered name (``"her"``); default
+            ``ReplayBuffer`` (``DictReplayBuffer`` for Dict observations). A buffer with a ``set_env(env)``
+            method receives the training env each time training starts (HER needs its ``compute_reward``).
+        replay_buffer_kwargs: extra buffer arguments, e.g. ``{"handle_timeout_termination": False}``.
+        optimize_memory_usage: store each observation once (see ``ReplayBuffer``).
+        n_steps: n-step returns (1: one-step TD targets).
+        policy_kwargs: arguments of the policy class.
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        tensorboard_log: folder for ``learn``'s TensorBoard logs.
+        verbose: 1 prints the metrics when they are logged.
+        seed: seed of python, numpy, torch, the environments, the buffer's sampling and the noise.
+        device: accelerator ``learn`` uses.
+        checkpoint_replay_buffer: store the replay buffer in Lightning checkpoints (default; resumed runs
+            continue with their experience; the checkpoint grows with the buffer, False skips it).
+    """
+
+    # Environment steps a Lightning batch covers at least (see the module docstring).
+    min_steps_per_batch: ClassVar[int] = 256
+    # Off-policy methods count log_interval in episodes, as SB3 does (4 in its learn()).
+    default_log_interval: ClassVar[int] = 4
+    plain_attributes: ClassVar[frozenset[str]] = RLAlgorithm.plain_attributes | {
+        "_n_calls",
+        "_episode_num",
+        "_current_lr",
+        "exploration_rate",
+    }
+    supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box, spaces.Discrete)
+    # Several partial backward passes per gradient step (see RLAlgorithm.average_gradients_itself).
+    average_gradients_itself: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        policy: Any = "MlpPolicy",
+        env: Any = None,
+        learning_rate: float | str | Schedule = 3e-4,
+        buffer_size: int = 1_000_000,
+        learning_starts: int = 100,
+        batch_size: int = 256,
+        tau: float = 0.005,
+        gamma: float = 0.99,
+        train_freq: int | TrainFreq | list[Any] = 1,
+        gradient_steps: int = 1,
+        action_noise: ActionNoise | dict[str, Any] | None = None,
+        replay_buffer_class: Any = None,
+        replay_buffer_kwargs: dict[str, Any] | None = None,
+        optimize_memory_usage: bool = False,
+        n_steps: int = 1,
+        policy_kwargs: dict[str, Any] | None = None,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: str = "auto",
+        checkpoint_replay_buffer: bool = True,
+    ) -> None:
+        check_positive_int("buffer_size", buffer_size)
+        check_positive_int("batch_size", batch_size)
+        check_positive_int("n_steps", n_steps)
+        check_fraction("tau", tau)
+        check_fraction("gamma", gamma)
+        if (
+            isinstance(learning_starts, bool)
+            or not isinstance(learning_starts, (int, np.integer))
+            or learning_starts < 0
+        ):
+            raise ConfigurationError(
+                f"learning_starts must be a non-negative integer, got {learning_starts!r}."
+            )
+        if (
+            isinstance(gradient_steps, bool)
+            or not isinstance(gradient_steps, (int, np.integer))
+            or gradient_steps < -1
+        ):
+            raise ConfigurationError(
+                f"gradient_steps must be a non-negative integer, or -1 for as many as environment steps, got "
+                f"{gradient_steps!r}."
+            )
+        if replay_buffer_kwargs is not None and not isinstance(replay_buffer_kwargs, dict):
+            raise ConfigurationError(
+                f"replay_buffer_kwargs must be a dict, got {type(replay_buffer_kwargs).__name__}."
+            )
+        self.buffer_size = int(buffer_size)
+        self.learning_starts = int(learning_starts)
+        self.batch_size = int(batch_size)
+        self.tau = float(tau)
+        self.gamma = float(gamma)
+        self.train_freq = parse_train_freq(train_freq)
+        self.gradient_steps = int(gradient_steps)
+        self.optimize_memory_usage = bool(optimize_memory_usage)
+        self.n_steps = int(n_steps)
+        self.replay_buffer_kwargs = dict(replay_buffer_kwargs or {})
+        self.checkpoint_replay_buffer = bool(checkpoint_replay_buffer)
+        self._noise_source = action_noise
+        noise_to_spec(action_noise)  # validate early
+        self.action_noise: ActionNoise | None = None
+        self.replay_buffer: ReplayBuffer | None = None
+        self._episode_num = 0
+        self._n_calls = 0
+        self._log_episode_mark = 0
+        self._log_now = False
+        self._current_lr = 0.0
+        self._train_stats = _TrainStats()
+        self._rng: np.random.Generator | None = None
+        self._pending_off_policy_state: dict[str, Any] | None = None
+        super().__init__(
+            policy=policy,
+            env=env,
+            learning_rate=learning_rate,
+            policy_kwargs=policy_kwargs,
+            seed=seed,
+            verbose=verbose,
+            device=device,
+            tensorboard_log=tensorboard_log,
+        )
+        # Hyperparameters stay plain JSON: noise objects become specs, classes import strings.
+        self.hparams["action_noise"] = noise_to_spec(action_noise)
+        self.hparams["replay_buffer_class"] = class_to_string(replay_buffer_class)
+        if isinstance(train_freq, tuple):
+            self.hparams["train_freq"] = list(train_freq)
+        self._replay_buffer_class = self._resolve_buffer_class(replay_buffer_class)
+
+    # configuration --------------------------------------------------------------------------------------
+    @staticmethod
+    def _resolve_buffer_class(value: Any) -> type | None:
+        if value is None or isinstance(value, type):
+            return value
+        if not isinstance(value, str):
+            raise ConfigurationError(
+                f"replay_buffer_class must be a class, an import path or a registered name, got {value!r}."
+            )
+        if ":" in value or "." in value:
+            return resolve_class(value, "replay_buffer_class")
+        from lit_sb3_core.registry import registry as _registry
+
+        return _registry.get_buffer_class(value)  # UnknownNameError lists the registered buffers
+
+    def _make_replay_buffer(self, n_envs: int) -> ReplayBuffer:
+        assert self.observation_space is not None and self.action_space is not None
+        cls = self._replay_buffer_class
+        if cls is None:
+            cls = DictReplayBuffer if isinstance(self.observation_space, spaces.Dict) else ReplayBuffer
+        kwargs: dict[str, Any] = {"optimize_memory_usage": self.optimize_memory_usage}
+        if isinstance(cls, type) and issubclass(cls, ReplayBuffer):
+            kwargs.update(n_steps=self.n_steps, gamma=self.gamma, seed=self._rank_seed(1))
+        kwargs.update(self.replay_buffer_kwargs)
+        try:
+            return cls(
+                self.buffer_size,
+                self.observation_space,
+                self.action_space,
+                device=self.device,
+                n_envs=n_envs,
+                **kwargs,
+            )
+        except TypeError as exc:
+            raise ConfigurationError(
+                f"Cannot create the replay buffer {cls.__name__} with {sorted(kwargs)}: {exc}. Check "
+                "replay_buffer_kwargs."
+            ) from None
+
+    def _rank_seed(self, stream: int) -> int | None:
+        """A distinct seed per rank and purpose (``stream``), derived from ``seed``."""
+        if self.seed is None:
+            return None
+        rank = int(self.trainer.global_rank) if self._trainer is not None else 0
+        return int(self.seed) + 1_000_003 * stream + 7919 * rank
+
+    # Lightning hooks --------------------------------------------------------------------------------------
+    def on_fit_start(self) -> None:
+        obs_before = self._last_obs
+        super().on_fit_start()
+        env_was_reset = self._last_obs is not obs_before
+        env = self._env
+        assert env is not None and self.action_space is not None
+        n_envs = env.num_envs
+        if self.train_freq[1] == "episode" and n_envs > 1:
+            raise ConfigurationError(
+                f"train_freq={list(self.train_freq)} counts episodes, which needs a single environment; got "
+                f"n_envs={n_envs}. Use train_freq=(n, 'step') or n_envs=1."
+            )
+        if self.train_freq[1] == "episode" and self.world_size > 1:
+            raise ConfigurationError(
+                f"train_freq={list(self.train_freq)} counts episodes, whose lengths differ between ranks, "
+                f"so {self.world_size} processes would fall out of step. Use train_freq=(n, 'step') under DDP."
+            )
+        buffer = self.replay_buffer
+        if buffer is not None and buffer.n_envs != n_envs:
+            if buffer.size() > 0:
+                raise ConfigurationError(
+                    f"The replay buffer holds transitions of {buffer.n_envs} environment(s), but this run "
+                    f"has n_envs={n_envs}. Train with n_envs={buffer.n_envs}, or clear it with "
+                    "model.replay_buffer = None."
+                )
+            buffer = None
+        if buffer is None:
+            buffer = self.replay_buffer = self._make_replay_buffer(n_envs)
+        buffer.device = self.device
+        if hasattr(buffer, "set_env"):  # buffers that need the env (HER: compute_reward) get this run's
+            buffer.set_env(env)
+        if env_was_reset:
+            buffer.truncate_last_transition()  # their episodes ended here, without a real termination
+        if isinstance(self.action_space, spaces.Box):
+            self.action_noise = make_action_noise(
+                self.action_noise if self.action_noise is not None else self._noise_source,
+                int(np.prod(self.action_space.shape)),
+                n_envs,
+                seed=self._rank_seed(2) if self.action_noise is None else None,
+            )
+            self._action_low = np.asarray(self.action_space.low, dtype=np.float32)
+            self._action_high = np.asarray(self.action_space.high, dtype=np.float32)
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._rank_seed(3))
+        self._apply_pending_state()
+        self._budget = self.total_timesteps
+        self._step_increment = n_envs * self.world_size
+        self._chunks_per_batch = self._chunks_per_batch_for(n_envs)
+        self._log_episode_mark = self._episode_num
+        # Lightning warns about modules in eval mode right after this hook; target networks are in eval
+        # mode on purpose, so switch everything on until on_train_start lets the policy decide again.
+        torch.nn.Module.train(self.policy, True)  # type: ignore[arg-type]
+
+    def training_step(self, batch: Any, batch_idx: int) -> None:
+        """Several SB3 iterations (collect a ``train_freq`` chunk, then train) back to back."""
+        # Without hooks on the policy, networks that support it skip nn.Module.__call__'s hook dispatch.
+        with plain_calls(self.policy):  # type: ignore[arg-type]
+            for _ in range(self._chunks_per_batch):
+                if self.num_timesteps >= self._budget:
+                    break
+                steps = self.collect_chunk()
+                if self.num_timesteps > 0 and self.num_timesteps > self.learning_starts:
+                    gradient_steps = self.gradient_steps if self.gradient_steps >= 0 else steps
+                    if gradient_steps > 0:
+                        self.set_policy_mode(True)
+                        self.train_on_buffer(gradient_steps, self.batch_size)
+        self.iterations += 1
+        self._log_now = self._log_due()
+        if self._log_now:
+            self.log_iteration(self.collect_metrics())
+            self._log_episode_mark = self._episode_num
+        if self.num_timesteps >= self._budget:
+            self.trainer.should_stop = True
+
+    def _log_due(self) -> bool:
+        """Every ``log_interval`` finished episodes (SB3's off-policy rhythm) and at the end of the budget.
+
+        Writing reduces episode statistics over ranks, so with several processes the decision is shared:
+        any rank that is due makes every rank write.
+        """
+        due = (
+            self._episode_num - self._log_episode_mark >= self.log_interval
+            or self.num_timesteps >= self._budget
+        )
+        if self.world_size > 1:
+            due = bool(self.all_reduce(torch.tensor([float(due)]), "sum").item() > 0)
+        return due
+
+    def should_log(self) -> bool:
+        return self._log_now
+
+    def env_steps_per_iteration(self, n_envs: int) -> int | None:
+        if self.train_freq[1] == "episode":
+            return None
+        return self._chunks_per_batch_for(n_envs) * self.train_freq[0] * n_envs
+
+    def _chunks_per_batch_for(self, n_envs: int) -> int:
+        if self.train_freq[1] == "episode":
+            return 1
+        return max(1, math.ceil(self.min_steps_per_batch / (self.train_freq[0] * n_envs)))
+
+    def collect_metrics(self) -> dict[str, float]:
+        """What is logged besides rollout and time metrics; subclasses add theirs."""
+        metrics: dict[str, float] = {"time/episodes": self._episode_num}
+        metrics.update({f"train/{name}": value for name, value in self._train_stats.means().items()})
+        if self._n_updates:
+            metrics["train/n_updates"] = self._n_updates
+            metrics["train/learning_rate"] = self._current_lr
+        return metrics
+
+    def record(self, name: str, value: torch.Tensor) -> None:
+        """Add one update's value of ``train/<name>``; the logged value is the mean since the last write."""
+        self._train_stats.add(name, value)
+
+    # collection ---------------------------------------------------------------------------------------------
+    def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
+        """``gradient_steps`` updates from minibatches of ``batch_size`` (what SB3's ``train`` does)."""
+        raise NotImplementedError
+
+    def make_optimizer(self, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
+        """The policy's ``optimizer_class`` over ``params`` at the initial learning rate.
+
+        Adam and AdamW run fused (one kernel for all parameters, ~1.5x faster updates on small networks)
+        unless ``optimizer_kwargs`` choose ``fused``/``foreach`` themselves.
+        """
+        policy = self._require_policy()
+        cls = getattr(policy, "optimizer_class", torch.optim.Adam)
+        kwargs = getattr(policy, "optimizer_kwargs", None) or {}
+        return make_optimizer(cls, params, self.lr_schedule(1.0), kwargs)
+
+    def update_learning_rate(self, optimizers: Any) -> float:
+        lr = super().update_learning_rate(optimizers)
+        self._current_lr = lr
+        return lr
+
+    @torch.inference_mode()
+    def collect_chunk(self) -> int:
+        """Step the environments for one ``train_freq`` chunk; returns the environment steps taken."""
+        env, buffer, policy = self._env, self.replay_buffer, self.policy
+        assert env is not None and buffer is not None and policy is not None
+        self.set_policy_mode(False)
+        frequency, unit = self.train_freq
+        by_steps = unit == "step"
+        box = isinstance(self.action_space, spaces.Box)
+        discrete_offset = (
+            int(self.action_space.start) if isinstance(self.action_space, spaces.Discrete) else 0
+        )
+        noise = self.action_noise
+        explore, on_env_step, add, step = self.explore, self.on_env_step, buffer.add, env.step
+        increment, budget, random_until = self._step_increment, self._budget, self.random_warmup_steps()
+        steps = episodes = 0
+        while (steps < frequency) if by_steps else (episodes < frequency):
+            if self.num_timesteps < random_until:
+                env_actions = env.action_space.sample()
+                buffer_actions = self._scale(env_actions) if box else env_actions - discrete_offset
+            else:
+                buffer_actions = explore(self._last_obs)
+            if box:
+                if noise is not None:
+                    buffer_actions = np.clip(buffer_actions + noise(), -1.0, 1.0)
+                env_actions = self._unscale(buffer_actions)
+            else:
+                env_actions = buffer_actions + discrete_offset if discrete_offset else buffer_actions
+            new_obs, rewards, terminated, truncated, infos = step(env_actions)
+            steps += 1
+            self.num_timesteps += increment
+            dones = terminated | truncated
+            any_done = dones.any()
+            add(
+                self._last_obs,
+                self._true_next_obs(new_obs, infos, dones) if any_done else new_obs,
+                buffer_actions,
+                rewards,
+                terminated,
+                truncated,
+            )
+            self._last_obs = new_obs
+            self._progress_remaining = max(0.0, 1.0 - self.num_timesteps / budget)
+            self._n_calls += 1
+            on_env_step()
+            if any_done:
+                ended = np.flatnonzero(dones)
+                episodes += len(ended)
+                self._episode_num += len(ended)
+                if noise is not None:
+                    noise.reset(ended.tolist())
+        return steps * env.num_envs
+
+    def random_warmup_steps(self) -> int:
+        """Environment steps that act uniformly at random (from the action space) before ``explore`` does.
+
+        ``learning_starts``; SAC returns 0 with ``use_sde_at_warmup`` (its gSDE policy explores from the start).
+        """
+        return self.learning_starts
+
+    def explore(self, obs: Any) -> np.ndarray:
+        """Exploration actions for a batch of observations, in the buffer's space (Box: [-1, 1])."""
+        actions = self.policy(obs_to_tensor(obs, self.device), deterministic=False)  # type: ignore[misc]
+        return to_numpy(actions)
+
+    def on_env_step(self) -> None:
+        """Called after every vector step (``_on_step`` in SB3): target updates, schedules."""
+
+    def _true_next_obs(self, new_obs: Any, infos: dict[str, Any], dones: np.ndarray) -> Any:
+        """``new_obs`` with the final observation of every env whose episode just ended."""
+        final = infos["final_obs"]
+        if isinstance(new_obs, dict):
+            result = {key: value.copy() for key, value in new_obs.items()}
+            for i in np.flatnonzero(dones):
+                for key, values in result.items():
+                    values[i] = final[i][key]
+            return result
+        result = np.array(new_obs, copy=True)
+        for i in np.flatnonzero(dones):
+            result[i] = final[i]
+        return result
+
+    def _scale(self, actions: np.ndarray) -> np.ndarray:
+        """Box actions from the space's bounds to [-1, 1] (SB3's ``scale_action``)."""
+        low, high = self._action_low, self._action_high
+        return (2.0 * (actions - low) / (high - low) - 1.0).astype(np.float32)
+
+    def _unscale(self, actions: np.ndarray) -> np.ndarray:
+        """[-1, 1] to the Box space's bounds (SB3's ``unscale_action``)."""
+        low, high = self._action_low, self._action_high
+        shaped = np.reshape(actions, (-1, *low.shape))
+        return (low + 0.5 * (shaped + 1.0) * (high - low)).astype(np.float32)
+
+    # SB3 surface ------------------------------------------------------------------------------------------
+    def save_replay_buffer(self, path: str | Path) -> Path:
+        """Write the replay buffer to an ``.npz`` file (arrays and a JSON header; no pickle)."""
+        if self.replay_buffer is None:
+            raise ValueError(
+                f"{type(self).__name__} has no replay buffer yet: it is created when training starts."
+            )
+        return self.replay_buffer.save(path)
+
+    def load_replay_buffer(self, path: str | Path) -> None:
+        """Replace the replay buffer with one written by ``save_replay_buffer``."""
+        policy_built = self.observation_space is not None
+        cls = self._replay_buffer_class if isinstance(self._replay_buffer_class, type) else ReplayBuffer
+        loader = cls if issubclass(cls, ReplayBuffer) else ReplayBuffer
+        buffer = loader.load(path, device=self.device)
+        if policy_built and (
+            buffer.observation_space != self.observation_space or buffer.action_space != self.action_space
+        ):
+            raise ConfigurationError(
+                f"{str(path)!r} holds transitions for observations {describe_space(buffer.observation_space)} "
+                f"and actions {describe_space(buffer.action_space)}, but the model has "
+                f"{describe_space(self.observation_space)} and {describe_space(self.action_space)}."  # type: ignore[arg-type]
+            )
+        self.replay_buffer = buffer
+
+    # checkpoints ------------------------------------------------------------------------------------------
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        super().on_save_checkpoint(checkpoint)
+        state: dict[str, Any] = {
+            "episode_num": self._episode_num,
+            "n_calls": self._n_calls,
+            "rng": self._rng.bit_generator.state if self._rng is not None else None,
+            "noise": self.action_noise.state_dict() if self.action_noise is not None else None,
+        }
+        if self.checkpoint_replay_buffer and self.replay_buffer is not None:
+            state["replay_buffer"] = self.replay_buffer.state_dict()
+        checkpoint["lit_sb3_off_policy"] = state
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        super().on_load_checkpoint(checkpoint)
+        state = checkpoint.get("lit_sb3_off_policy")
+        if state is not None:
+            self._episode_num = int(state["episode_num"])
+            self._n_calls = int(state["n_calls"])
+            self._pending_off_policy_state = state
+
+    def _apply_pending_state(self) -> None:
+        """Restore what a checkpoint held once the objects it belongs to exist (at fit start)."""
+        state = self._pending_off_policy_state
+        if state is None:
+            return
+        self._pending_off_policy_state = None
+        if state.get("rng") is not None and self._rng is not None:
+            self._rng.bit_generator.state = state["rng"]
+        if state.get("noise") is not None and self.action_noise is not None:
+            self.action_noise.load_state_dict(state["noise"])
+        if state.get("replay_buffer") is not None and self.replay_buffer is not None:
+            self.replay_buffer.load_state_dict(state["replay_buffer"])
+            self.replay_buffer.truncate_last_transition()

@@ -1,0 +1,270 @@
+"""``OnPolicyAlgorithm``: the shared loop of rollout-then-update methods (PPO, A2C, TRPO, ...).
+
+Each iteration collects ``n_steps`` steps from every training env into a ``RolloutBuffer``, computes GAE
+advantages, and hands the buffer to ``train_on_rollout``, which a subclass implements with its gradient
+updates. See ``lit_sb3_core.sdk.algorithm`` for how a run maps onto Lightning.
+
+One Lightning batch is one iteration, unless an algorithm sets ``min_steps_per_batch``: A2C (5 steps per
+env per iteration by default) runs whole iterations back to back until a batch covers 256 env steps,
+because Lightning spends a few hundred microseconds per batch, a tenth of an A2C iteration on CartPole.
+The iterations themselves (rollout, update, logging every ``log_interval`` iterations, the budget check
+before each rollout) are unchanged, as in SB3's ``learn`` loop; only per-batch hooks (callbacks,
+``val_check_interval``) see fewer, larger batches.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from lightning.pytorch.utilities.exceptions import SIGTERMException
+
+from lit_sb3_core.data.rollout_buffer import RolloutBuffer
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
+from lit_sb3_core.foundation.schedules import Schedule
+from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
+from lit_sb3_core.nets.actor_critic import ACTOR_CRITIC_ALIASES
+from lit_sb3_core.nets.torch_layers import plain_calls
+from lit_sb3_core.sdk.algorithm import RLAlgorithm
+
+__all__ = ["OnPolicyAlgorithm", "explained_variance"]
+
+
+def explained_variance(y_pred: torch.Tensor, y_true: torch.Tensor) -> float:
+    """1 - Var[y_true - y_pred] / Var[y_true]: 1 is a perfect value function, <= 0 no better than a constant."""
+    var_y = torch.var(y_true)
+    if var_y == 0:
+        return float("nan")
+    return float(1 - torch.var(y_true - y_pred) / var_y)
+
+
+class OnPolicyAlgorithm(RLAlgorithm):
+    """Shared loop of on-policy methods: collect ``n_steps`` per env into a RolloutBuffer, then train.
+
+    Subclasses implement ``train_on_rollout`` (the gradient updates; return metrics to log).
+
+    Args:
+        n_steps: steps per environment per rollout (rollout size is ``n_steps * n_envs``).
+        gamma: discount factor.
+        gae_lambda: GAE bias/variance trade-off (1 = Monte-Carlo returns, 0 = TD(0)).
+        ent_coef: entropy bonus weight.
+        vf_coef: value loss weight.
+        max_grad_norm: gradient clipping by global norm.
+        use_sde: generalized State-Dependent Exploration (gSDE) instead of independent Gaussian noise, for
+            Box actions; the policy gets ``use_sde=True`` (gSDE settings go in ``policy_kwargs``).
+        sde_sample_freq: resample gSDE's exploration matrices every this many steps (-1: only at the start
+            of each rollout).
+    """
+
+    def __init__(
+        self,
+        policy: Any = "MlpPolicy",
+        env: Any = None,
+        learning_rate: float | str | Schedule = 3e-4,
+        n_steps: int = 2048,
+        gamma: float = 0.99,
+        gae_lambda: float = 0.95,
+        ent_coef: float = 0.0,
+        vf_coef: float = 0.5,
+        max_grad_norm: float | None = 0.5,
+        use_sde: bool = False,
+        sde_sample_freq: int = -1,
+        policy_kwargs: dict[str, Any] | None = None,
+        seed: int | None = None,
+        verbose: int = 0,
+        device: str = "auto",
+        tensorboard_log: str | None = None,
+    ) -> None:
+        check_positive_int("n_steps", n_steps)
+        check_fraction("gamma", gamma)
+        check_fraction("gae_lambda", gae_lambda)
+        if isinstance(sde_sample_freq, bool) or not isinstance(sde_sample_freq, (int, np.integer)):
+            raise ConfigurationError(
+                f"sde_sample_freq must be an integer (-1: once per rollout), got {sde_sample_freq!r}."
+            )
+        self.use_sde = bool(use_sde)
+        self.sde_sample_freq = int(sde_sample_freq)
+        self.n_steps = n_steps
+        self.gamma = gamma
+        self.gae_lambda = gae_lambda
+        self.ent_coef = ent_coef
+        self.vf_coef = vf_coef
+        self.max_grad_norm = max_grad_norm
+        self.rollout_buffer: RolloutBuffer | None = None
+        super().__init__(
+            policy=policy,
+            env=env,
+            learning_rate=learning_rate,
+            policy_kwargs=policy_kwargs,
+            seed=seed,
+            verbose=verbose,
+            device=device,
+            tensorboard_log=tensorboard_log,
+        )
+
+    policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
+    supports_normalization: ClassVar[bool] = True
+    # A Lightning batch runs whole iterations until it covers at least this many env steps (see above).
+    min_steps_per_batch: ClassVar[int] = 0
+
+    def _check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+        super()._check_spaces(observation_space, action_space)
+        if self.use_sde and not isinstance(action_space, spaces.Box):
+            raise ConfigurationError(
+                f"{type(self).__name__}(use_sde=True): gSDE needs Box actions, the env has "
+                f"{describe_space(action_space)}. Drop use_sde."
+            )
+
+    def make_policy(
+        self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
+    ) -> torch.nn.Module:
+        """The policy, given the algorithm's ``use_sde`` as SB3 does; unknown policy_kwargs are refused."""
+        if "use_sde" in policy_kwargs:
+            raise ConfigurationError(
+                f"Pass use_sde to {type(self).__name__}(use_sde=...), not in policy_kwargs: the algorithm "
+                "resamples the gSDE noise."
+            )
+        if self.use_sde:
+            policy_kwargs = {**policy_kwargs, "use_sde": True}
+        try:
+            inspect.signature(policy_cls).bind(self.observation_space, self.action_space, **policy_kwargs)
+        except TypeError as exc:
+            skip = ("observation_space", "action_space")
+            accepted = [p for p in inspect.signature(policy_cls).parameters if p not in skip]
+            raise ConfigurationError(
+                f"policy_kwargs do not fit {policy_cls.__name__}: {exc}. It accepts {', '.join(accepted)}."
+            ) from None
+        return super().make_policy(policy_cls, policy_kwargs)
+
+    def on_fit_start(self) -> None:
+        super().on_fit_start()
+        n_envs = self.n_envs
+        if self.n_steps * n_envs < 2:
+            raise ConfigurationError(
+                f"n_steps * n_envs must be greater than 1 (advantage normalization needs it), got "
+                f"n_steps={self.n_steps}, n_envs={n_envs}. Increase n_steps or n_envs."
+            )
+        self.validate_rollout_size(self.n_steps * n_envs)
+        self._iterations_per_batch = self._iterations_per_batch_for(n_envs)
+        buffer = self.rollout_buffer
+        if buffer is None or buffer.n_envs != n_envs or buffer.device != self.device:
+            assert self.observation_space is not None and self.action_space is not None
+            self.rollout_buffer = RolloutBuffer(
+                self.n_steps,
+                n_envs,
+                self.observation_space,
+                self.action_space,
+                device=self.device,
+                gamma=self.gamma,
+                gae_lambda=self.gae_lambda,
+            )
+
+    def env_steps_per_iteration(self, n_envs: int) -> int | None:
+        return self._iterations_per_batch_for(n_envs) * self.n_steps * n_envs
+
+    def _iterations_per_batch_for(self, n_envs: int) -> int:
+        return max(1, math.ceil(self.min_steps_per_batch / (self.n_steps * n_envs)))
+
+    def validate_rollout_size(self, rollout_size: int) -> None:
+        """Hook for checks that need the rollout size (PPO warns when batch_size does not divide it)."""
+
+    def training_step(self, batch: Any, batch_idx: int) -> None:
+        """Whole iterations (rollout, then update) until the batch covers ``min_steps_per_batch`` steps."""
+        # Without hooks on the policy, its forward passes skip nn.Module.__call__'s hook dispatch.
+        with plain_calls(self.policy):  # type: ignore[arg-type]
+            for index in range(self._iterations_per_batch):
+                if index > 0 and self.num_timesteps >= self.total_timesteps:
+                    break
+                self.collect_rollout()
+                self.iterations += 1  # counted before the update, as SB3 does: should_log() answers for it
+                self.update_progress()
+                metrics = self.train_on_rollout()
+                self.log_iteration(metrics)
+        self.stop_if_budget_reached()
+
+    def train_on_rollout(self) -> dict[str, float]:
+        """All gradient updates of one iteration on ``self.rollout_buffer``; returns metrics to log.
+
+        Metrics are written only when ``self.should_log()`` is true; an algorithm whose iterations are tiny
+        (A2C) builds them only then.
+        """
+        raise NotImplementedError
+
+    @torch.no_grad()
+    def collect_rollout(self) -> None:
+        """Fill the rollout buffer with ``n_steps`` steps of every env, then compute advantages."""
+        env, buffer, policy = self._env, self.rollout_buffer, self.policy
+        assert env is not None and buffer is not None and policy is not None
+        self.set_policy_mode(False)
+        buffer.reset()
+        use_sde, sde_sample_freq = self.use_sde, self.sde_sample_freq
+        if use_sde:
+            policy.reset_noise(env.num_envs)  # type: ignore[operator]
+        step_increment = env.num_envs * self.world_size
+        device = self.device
+        # Lightning acts on SIGTERM between iterations; poll its flag every step so that a long rollout stops
+        # at the next step (one process only: DDP ranks stop together, at Lightning's batch boundary).
+        trainer = self._trainer
+        sigterm_poll = trainer if trainer is not None and trainer.world_size == 1 else None
+        start_timesteps = self.num_timesteps
+        try:
+            for step in range(self.n_steps):
+                if sigterm_poll is not None and sigterm_poll.received_sigterm:
+                    raise SIGTERMException()
+                if use_sde and sde_sample_freq > 0 and step > 0 and step % sde_sample_freq == 0:
+                    policy.reset_noise(env.num_envs)  # type: ignore[operator]
+                obs_tensor = self.normalize_obs(obs_to_tensor(self._last_obs, device), update=True)
+                actions, values, log_probs = self.rollout_forward(obs_tensor)
+                new_obs, rewards, terminated, truncated, infos = env.step(
+                    self.to_env_actions(to_numpy(actions))
+                )
+                self.num_timesteps += step_increment
+                dones = np.logical_or(terminated, truncated)
+                rewards = self.normalize_rewards(np.asarray(rewards, dtype=np.float32), dones)
+                truncated_only = np.logical_and(truncated, np.logical_not(terminated))
+                if truncated_only.any():
+                    rewards = rewards + self.gamma * self._final_values(infos, truncated_only)
+                buffer.add(obs_tensor, actions, rewards, self._last_episode_starts, values, log_probs)
+                self._last_obs = new_obs
+                self._last_episode_starts = dones
+        except BaseException:
+            # An unfinished rollout is dropped: the step counter goes back to its start, so a checkpoint
+            # saved now (on an interrupt) describes the last complete iteration.
+            self.num_timesteps = start_timesteps
+            self.set_policy_mode(True)
+            raise
+        last_obs = self.normalize_obs(obs_to_tensor(self._last_obs, device))
+        buffer.compute_returns_and_advantage(self.rollout_values(last_obs), self._last_episode_starts)
+        self.set_policy_mode(True)
+
+    def rollout_forward(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(actions, values, log_probs)`` for the training envs' current observations, during a rollout.
+
+        Recurrent policies override this and ``rollout_values`` to carry their hidden state across steps.
+        """
+        return self.policy(obs)  # type: ignore[misc]
+
+    def rollout_values(self, obs: Any, env_indices: np.ndarray | None = None) -> torch.Tensor:
+        """V(obs) during a rollout: ``env_indices`` given, the final observations of those envs' truncated
+        episodes; ``None``, every env's next observation (the bootstrap at the end of the rollout)."""
+        return self.policy.predict_values(obs)  # type: ignore[union-attr,operator]
+
+    def _final_values(self, infos: dict[str, Any], mask: np.ndarray) -> np.ndarray:
+        """V(final observation) for envs whose episode was truncated, zeros elsewhere."""
+        indices = np.flatnonzero(mask)
+        final_obs = infos["final_obs"]
+        if isinstance(self.observation_space, spaces.Dict):
+            batch: Any = {
+                key: np.stack([final_obs[i][key] for i in indices]) for key in self.observation_space.spaces
+            }
+        else:
+            batch = np.stack([final_obs[i] for i in indices])
+        values = np.zeros(mask.shape, dtype=np.float32)
+        final = self.normalize_obs(obs_to_tensor(batch, self.device))
+        values[indices] = to_numpy(self.rollout_values(final, indices))
+        return values

@@ -1,0 +1,146 @@
+"""The core's layers import one way only (docs/architecture.md), and no core modules import each other in a
+circle. Every import counts: module level, inside functions and under ``TYPE_CHECKING``."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+CORE = Path(__file__).resolve().parents[1] / "lit_sb3_core"
+
+# A module may import from its own layer and the layers below it, never from a layer above.
+LAYERS: dict[str, int] = {
+    "lit_sb3_core._version": 0,
+    "lit_sb3_core._legacy_paths": 0,
+    "lit_sb3_core.errors": 0,
+    "lit_sb3_core.foundation": 0,
+    "lit_sb3_core.hookspecs": 1,
+    "lit_sb3_core.registry": 1,
+    "lit_sb3_core.nets": 2,
+    "lit_sb3_core.data": 2,
+    "lit_sb3_core.engine": 3,
+    "lit_sb3_core.sdk": 4,
+    "lit_sb3_core.cli": 5,
+    "lit_sb3_core.testing": 5,
+    "lit_sb3_core.__main__": 5,
+    # The package's __init__: the user API, lazy exports (strings) of every layer. The CLI and the
+    # conformance kit use the library as a user does, through it.
+    "lit_sb3_core": 5,
+}
+LAYER_NAMES = ["foundation", "registry", "nets / data", "engine", "sdk", "cli / testing / user API"]
+# Sibling layers that must stay independent of each other.
+INDEPENDENT = [("lit_sb3_core.nets", "lit_sb3_core.data"), ("lit_sb3_core.cli", "lit_sb3_core.testing")]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(CORE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer_of(module: str) -> str:
+    """The longest key of LAYERS that ``module`` is or lies under."""
+    candidates = [key for key in LAYERS if module == key or module.startswith(key + ".")]
+    assert candidates, f"{module} belongs to no layer: add it to LAYERS and docs/architecture.md"
+    return max(candidates, key=len)
+
+
+def core_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, imported core module) for every import statement in the file, wherever it stands."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            # "from lit_sb3_core.nets import torch_layers" imports the submodule; other names come from
+            # the module itself
+            submodules = [f"{module}.{alias.name}" for alias in node.names]
+            names = [n for n in submodules if _is_module(n)]
+            if len(names) < len(submodules):
+                names.append(module)
+        else:
+            continue
+        found.extend((node.lineno, name) for name in names if name.split(".")[0] == "lit_sb3_core")
+    return found
+
+
+def _is_module(name: str) -> bool:
+    relative = Path(*name.split("."))
+    return (CORE.parent / relative).with_suffix(".py").exists() or (
+        CORE.parent / relative / "__init__.py"
+    ).exists()
+
+
+SOURCES = sorted(CORE.rglob("*.py"))
+GRAPH = {module_name(path): {name for _, name in core_imports(path)} for path in SOURCES}
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(CORE.parent)))
+def test_imports_point_down_the_layers(path: Path) -> None:
+    importer = module_name(path)
+    own = layer_of(importer)
+    wrong = []
+    for line, imported in core_imports(path):
+        target = layer_of(imported)
+        if imported == importer:
+            continue
+        if LAYERS[target] > LAYERS[own]:
+            wrong.append(
+                f"line {line}: {imported} is in layer {LAYER_NAMES[LAYERS[target]]!r}, above "
+                f"{LAYER_NAMES[LAYERS[own]]!r}"
+            )
+        for a, b in INDEPENDENT:
+            if {own, target} == {a, b}:
+                wrong.append(f"line {line}: {imported} ({target} and {own} must not import each other)")
+    assert not wrong, f"{importer} imports upward:\n" + "\n".join(wrong)
+
+
+def test_no_import_cycles() -> None:
+    """Depth-first search over the module graph; any back edge is a cycle."""
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(module: str, stack: list[str]) -> None:
+        state[module] = 1
+        for imported in sorted(GRAPH.get(module, ())):
+            if imported == module or imported not in GRAPH:
+                continue
+            if state.get(imported) == 1:
+                cycles.append([*stack[stack.index(imported) :], imported])
+            elif imported not in state:
+                visit(imported, [*stack, imported])
+        state[module] = 2
+
+    for module in sorted(GRAPH):
+        if module not in state:
+            visit(module, [module])
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_the_checker_sees_imports_inside_functions_and_type_checking_blocks(tmp_path: Path) -> None:
+    source = CORE / "foundation" / "_probe_for_test.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from lit_sb3_core.engine.trainer import RLTrainer\n"
+        "def f():\n    from lit_sb3_core.sdk import algorithm\n    import lit_sb3_core.nets.torch_layers\n"
+    )
+    try:
+        imported = {name for _, name in core_imports(source)}
+    finally:
+        source.unlink()
+    assert imported == {
+        "lit_sb3_core.engine.trainer",
+        "lit_sb3_core.sdk.algorithm",
+        "lit_sb3_core.nets.torch_layers",
+    }

@@ -114,6 +114,15 @@ class RewardNormalizer(nn.Module):
         self.epsilon = epsilon
         self._returns: np.ndarray | None = None  # discounted return of each env's current episode
 
+    @property
+    def returns(self) -> np.ndarray | None:
+        """The discounted return of each env's current episode (None before the first step)."""
+        return self._returns
+
+    def reset_returns(self) -> None:
+        """Start every env's discounted return from zero (all episodes were reset)."""
+        self._returns = None
+
     def forward(self, rewards: np.ndarray, dones: np.ndarray, update: bool = True) -> np.ndarray:
         if self._returns is None or self._returns.shape != rewards.shape:
             self._returns = np.zeros(rewards.shape, dtype=np.float64)

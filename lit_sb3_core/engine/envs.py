@@ -6,6 +6,9 @@ spawn method unpickle the env factories defined here, and must start fast.
 All vector envs use ``AutoresetMode.SAME_STEP``: the step that ends an episode returns the first
 observation of the next one, and the true final observation travels in ``info["final_obs"]``. That is
 the convention SB3 users know, and it lets truncated episodes bootstrap from their real last state.
+
+An SB3-API ``VecEnv`` (``DummyVecEnv``, ``VecNormalize``, a user's ``VecEnvWrapper``) is accepted wherever an
+env is: ``make_vector_env`` views it as a gymnasium vector env (``vec_env_views.as_vector_env``).
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from lit_sb3_core.engine.guards import CheckedEnv, LitAsyncVectorEnv
+from lit_sb3_core.engine.vec_env_views import as_vector_env, is_sb3_vec_env
 
 EnvSource = str | gym.Env | Callable[[], gym.Env] | VectorEnv
 WrapperLike = Callable[[gym.Env], gym.Env]
 
-__all__ = ["EnvFactory", "EnvSource", "make_vector_env"]
+__all__ = ["EnvFactory", "EnvSource", "make_vector_env", "make_vector_env_from_fns"]
 
 
 class EnvFactory:
@@ -101,8 +105,11 @@ def make_vector_env(
 
     Each single env is wrapped in ``CheckedEnv`` (its first reset and step are checked against the
     Gymnasium API and its observation space; ``role`` names the envs in those messages), and async
-    workers re-raise their exceptions as themselves, naming the worker (``LitAsyncVectorEnv``).
+    workers re-raise their exceptions as themselves, naming the worker (``LitAsyncVectorEnv``). An SB3
+    ``VecEnv`` is viewed as a gymnasium vector env and used as it is.
     """
+    if is_sb3_vec_env(source):
+        source = as_vector_env(source)
     if isinstance(source, VectorEnv):
         mode = source.metadata.get("autoreset_mode")
         if mode != AutoresetMode.SAME_STEP:
@@ -136,4 +143,31 @@ def make_vector_env(
         return gym.vector.SyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
     if vectorization == "async":
         return LitAsyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+    raise ValueError(f"vectorization must be 'sync' or 'async', got {vectorization!r}.")
+
+
+def make_vector_env_from_fns(
+    env_fns: Sequence[Callable[[], gym.Env]],
+    vectorization: str = "sync",
+    role: str = "",
+    context: str | None = None,
+) -> VectorEnv:
+    """A SAME_STEP vector env with one env per factory in ``env_fns`` (SB3's ``DummyVecEnv``/``SubprocVecEnv``
+    take such a list), each checked like those ``make_vector_env`` builds. ``context`` is the
+    multiprocessing start method of async workers (None: the platform's default)."""
+    if not env_fns:
+        raise ValueError("env_fns is empty: pass a list of functions that each return a new gymnasium.Env.")
+    in_worker = vectorization == "async"
+    fns = [_CheckedFactory(EnvFactory(fn), i, role, in_worker=in_worker) for i, fn in enumerate(env_fns)]
+    if vectorization == "sync":
+        env = gym.vector.SyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+        if len({id(sub.unwrapped) for sub in env.envs}) != len(env.envs):
+            env.close()
+            raise ValueError(
+                "The environment functions returned the same env instance more than once: each must create a "
+                "new env (use `lambda: gym.make(env_id)`, not `lambda: env`)."
+            )
+        return env
+    if vectorization == "async":
+        return LitAsyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP, context=context)
     raise ValueError(f"vectorization must be 'sync' or 'async', got {vectorization!r}.")

@@ -144,6 +144,16 @@ class CheckedEnv(gym.Wrapper):
         self._reset_checked = False
         self._step_checked = False
 
+    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper]) -> bool:
+        """Whether ``wrapper_class`` is in this env's wrapper chain: SB3's ``env_is_wrapped``, answered inside
+        an async worker (a class can be sent there, a question about the chain cannot)."""
+        current: Any = self
+        while isinstance(current, gym.Wrapper):
+            if isinstance(current, wrapper_class):
+                return True
+            current = current.env
+        return False
+
     def _where(self) -> str:
         role = f"{self.role} " if self.role else ""
         return f"{role}env {self.index} ({_env_name(self.env)})"

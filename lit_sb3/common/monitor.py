@@ -1,0 +1,213 @@
+"""SB3's ``Monitor``: episode statistics in ``info["episode"]`` and, optionally, in a ``monitor.csv`` file.
+
+``Monitor`` is gymnasium's ``RecordEpisodeStatistics`` (which lit-sb3 already reads: when every sub-env
+carries one, training statistics and ``evaluate_policy`` count its episodes, as SB3 counts Monitor's) plus
+SB3's file: a JSON header line, then one ``r,l,t`` row per episode. ``load_results`` reads those files back
+into a pandas DataFrame (``pip install pandas``, or lit-sb3's ``plot`` extra).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import time
+from glob import glob
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+from gymnasium.wrappers import RecordEpisodeStatistics
+
+__all__ = ["LoadMonitorResultsError", "Monitor", "ResultsWriter", "get_monitor_files", "load_results"]
+
+
+class Monitor(RecordEpisodeStatistics):
+    """Record each episode's return, length and end time (seconds since the monitor started).
+
+    At the end of an episode ``info["episode"]`` holds ``{"r": return, "l": length, "t": time}`` as in SB3;
+    with a ``filename`` each episode is also a row of ``<filename>.monitor.csv`` (or ``<folder>/monitor.csv``
+    when ``filename`` is a folder). ``return_queue``/``length_queue`` hold the last 100 episodes (gymnasium's
+    names); ``get_episode_rewards()`` and the other SB3 getters all of them. ``episode_returns`` is the
+    running return of the current episode (gymnasium's meaning).
+
+    Args:
+        env: the env to monitor.
+        filename: where to write the CSV log (None: no file).
+        allow_early_resets: allow ``reset()`` before the episode ended.
+        reset_keywords: ``options`` keys of ``reset()`` to log with each episode.
+        info_keywords: ``info`` keys of an episode's last step to log with it.
+        override_existing: start a new file (True) or append to an existing one.
+    """
+
+    EXT = "monitor.csv"
+
+    def __init__(
+        self,
+        env: gym.Env,
+        filename: str | None = None,
+        allow_early_resets: bool = True,
+        reset_keywords: tuple[str, ...] = (),
+        info_keywords: tuple[str, ...] = (),
+        override_existing: bool = True,
+    ) -> None:
+        super().__init__(env)
+        self.t_start = time.time()
+        self.results_writer: ResultsWriter | None = None
+        if filename is not None:
+            env_id = env.spec.id if env.spec is not None else None
+            self.results_writer = ResultsWriter(
+                filename,
+                header={"t_start": self.t_start, "env_id": str(env_id)},
+                extra_keys=tuple(reset_keywords) + tuple(info_keywords),
+                override_existing=override_existing,
+            )
+        self.reset_keywords = tuple(reset_keywords)
+        self.info_keywords = tuple(info_keywords)
+        self.allow_early_resets = allow_early_resets
+        self.rewards: list[float] = []
+        self.needs_reset = True
+        self._all_returns: list[float] = []
+        self._all_lengths: list[int] = []
+        self._all_times: list[float] = []
+        self.total_steps = 0
+        self.current_reset_info: dict[str, Any] = {}
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        if not self.allow_early_resets and not self.needs_reset:
+            raise RuntimeError(
+                "Tried to reset an environment before its episode ended. Create the Monitor with "
+                "allow_early_resets=True to allow it."
+            )
+        self.current_reset_info = {}
+        for key in self.reset_keywords:
+            value = (options or {}).get(key)
+            if value is None:
+                raise ValueError(f"The Monitor logs the reset option {key!r}, but reset() was not given it.")
+            self.current_reset_info[key] = value
+        self.rewards = []
+        self.needs_reset = False
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self.needs_reset:
+            raise RuntimeError("Tried to step an environment whose episode ended: call reset() first.")
+        observation, reward, terminated, truncated, info = super().step(action)
+        self.rewards.append(float(reward))
+        self.total_steps += 1
+        if terminated or truncated:
+            self.needs_reset = True
+            episode = info["episode"]
+            elapsed = round(time.time() - self.t_start, 6)
+            # SB3's numbers: the return rounded to 6 places, and "t" since the monitor started.
+            episode.update({"r": round(float(episode["r"]), 6), "l": int(episode["l"]), "t": elapsed})
+            self._all_returns.append(episode["r"])
+            self._all_lengths.append(episode["l"])
+            self._all_times.append(elapsed)
+            row = dict(episode)
+            for key in self.info_keywords:
+                row[key] = info[key]
+            row.update(self.current_reset_info)
+            if self.results_writer is not None:
+                self.results_writer.write_row(row)
+        return observation, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        super().close()
+        if self.results_writer is not None:
+            self.results_writer.close()
+
+    def get_total_steps(self) -> int:
+        return self.total_steps
+
+    def get_episode_rewards(self) -> list[float]:
+        return list(self._all_returns)
+
+    def get_episode_lengths(self) -> list[int]:
+        return list(self._all_lengths)
+
+    def get_episode_times(self) -> list[float]:
+        return list(self._all_times)
+
+
+class LoadMonitorResultsError(Exception):
+    """No monitor file where one was expected."""
+
+
+class ResultsWriter:
+    """Writes SB3's monitor CSV: ``#{json header}``, then ``r,l,t[,extra keys]`` rows.
+
+    Args:
+        filename: the file, or a folder (``monitor.csv`` is added), or a prefix (``.monitor.csv`` is added).
+        header: the JSON header (``t_start``, ``env_id``).
+        extra_keys: more columns after ``r,l,t``.
+        override_existing: start a new file (True) or append to an existing one.
+    """
+
+    def __init__(
+        self,
+        filename: str = "",
+        header: dict[str, Any] | None = None,
+        extra_keys: tuple[str, ...] = (),
+        override_existing: bool = True,
+    ) -> None:
+        filename = os.fspath(filename)
+        if not filename.endswith(Monitor.EXT):
+            filename = (
+                os.path.join(filename, Monitor.EXT)
+                if os.path.isdir(filename)
+                else f"{filename}.{Monitor.EXT}"
+            )
+        filename = os.path.realpath(filename)
+        os.makedirs(os.path.dirname(filename), exist_ok=True)
+        self.filename = filename
+        self.file_handler = open(filename, "w" if override_existing else "a", newline="\n")
+        self.logger = csv.DictWriter(self.file_handler, fieldnames=("r", "l", "t", *extra_keys))
+        if override_existing:
+            self.file_handler.write(f"#{json.dumps(header or {})}\n")
+            self.logger.writeheader()
+        self.file_handler.flush()
+
+    def write_row(self, epinfo: dict[str, Any]) -> None:
+        self.logger.writerow(epinfo)
+        self.file_handler.flush()
+
+    def close(self) -> None:
+        self.file_handler.close()
+
+
+def get_monitor_files(path: str) -> list[str]:
+    """The monitor files (``*monitor.csv``) in folder ``path``."""
+    return glob(os.path.join(os.fspath(path), "*" + Monitor.EXT))
+
+
+def load_results(path: str) -> Any:
+    """Every monitor file in folder ``path`` as one pandas DataFrame (columns ``r``, ``l``, ``t``, ...),
+    sorted by time, ``t`` in seconds since the earliest monitor started."""
+    try:
+        import pandas
+    except ImportError as exc:
+        raise ImportError(
+            "load_results needs pandas: pip install pandas (or pip install 'lit-sb3-core[plot]')."
+        ) from exc
+    files = get_monitor_files(path)
+    if not files:
+        raise LoadMonitorResultsError(f"No monitor files of the form *{Monitor.EXT} in {path}.")
+    frames, starts = [], []
+    for name in files:
+        with open(name) as file:
+            first = file.readline()
+            if not first.startswith("#"):
+                raise LoadMonitorResultsError(
+                    f"{name} is not a monitor file: it has no '#{{...}}' header line."
+                )
+            header = json.loads(first[1:])
+            frame = pandas.read_csv(file, index_col=None)
+        frame["t"] += header["t_start"]
+        starts.append(header["t_start"])
+        frames.append(frame)
+    frames = [frame for frame in frames if not frame.empty]
+    if not frames:
+        return pandas.DataFrame(columns=["r", "l", "t"]).reset_index()
+    data = pandas.concat(frames).sort_values("t").reset_index()
+    data["t"] -= min(starts)
+    return data

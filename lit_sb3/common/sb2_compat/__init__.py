@@ -1,0 +1,1 @@
+"""SB3's ``common.sb2_compat``."""

@@ -14,6 +14,7 @@ from gymnasium.wrappers.vector import RecordEpisodeStatistics
 from lit_sb3_core.data.normalization import parse_normalize
 from lit_sb3_core.engine.envs import EnvSource, WrapperLike, make_vector_env
 from lit_sb3_core.engine.guards import CheckFinite
+from lit_sb3_core.engine.vec_env_views import find_vec_wrapper
 from lit_sb3_core.errors import ConfigurationError
 
 Stage = Literal["fit", "validate", "test", "predict"]
@@ -103,6 +104,11 @@ class RLEnvDataModule(L.LightningDataModule):
         self.wrappers = list(wrappers or [])
         self.seed = seed
         self.normalize = parse_normalize(normalize)
+        if self.normalize is not None and find_vec_wrapper(train_env, "VecNormalize") is not None:
+            raise ConfigurationError(
+                "train_env is wrapped in SB3's VecNormalize, which already normalizes what the env returns; "
+                "normalize= would normalize it a second time. Drop one of the two."
+            )
         self.check_finite = bool(check_finite)
         self._envs: dict[str, VectorEnv] = {}
 

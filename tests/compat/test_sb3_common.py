@@ -286,3 +286,19 @@ def test_lit_sb3_mirrors_sb3s_public_names(sb3_name: str) -> None:
     ours = importlib.import_module(MIRRORED[sb3_name])
     missing = sorted(name for name in public_names(theirs) - set(NOT_MIRRORED) if not hasattr(ours, name))
     assert not missing, f"{MIRRORED[sb3_name]} lacks {missing} of {sb3_name}"
+
+
+def test_the_migration_page_lists_every_mirrored_name() -> None:
+    import importlib
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "sb3-migration.md").read_text()
+    unlisted = {}
+    for sb3_name in MIRRORED:
+        if importlib.util.find_spec(sb3_name.split(".")[0]) is None:
+            continue
+        names = public_names(importlib.import_module(sb3_name))
+        missing = sorted(name for name in names if f"`{name}" not in page and f".{name}`" not in page)
+        if missing:
+            unlisted[sb3_name] = missing
+    assert not unlisted, f"docs/sb3-migration.md does not list {unlisted}"

@@ -203,8 +203,17 @@ def test_off_policy_training_on_vec_normalize_updates_its_statistics() -> None:
     from lit_sb3 import SAC
 
     venv = VecNormalize(make_vec_env("Pendulum-v1", n_envs=1, seed=0))
-    SAC("MlpPolicy", venv, learning_starts=50, batch_size=32, seed=0).learn(80)
+    model = SAC("MlpPolicy", venv, learning_starts=50, batch_size=32, seed=0).learn(80)
     assert venv.obs_rms.count > 80  # every training step went through the wrapper
+    # The statistics exist once, in the wrapper: the model normalizes nothing itself (no double normalization).
+    assert model.normalization is None and model.obs_normalizer is None
+    sample = np.ones((1, 3), dtype=np.float32)
+    assert model.normalize_obs(sample) is sample
+    from lit_sb3 import RLEnvDataModule
+    from lit_sb3_core.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="second time"):
+        RLEnvDataModule(train_env=venv, normalize=True)
     obs = venv.reset()
     assert np.all(np.abs(obs) <= venv.clip_obs)
     np.testing.assert_allclose(venv.unnormalize_obs(obs), venv.get_original_obs(), atol=1e-4)

@@ -57,6 +57,8 @@ _EXPORTS: dict[str, str] = {
     "CallbackList": "lit_sb3_core.sdk.callbacks",
     # errors
     "LitSb3Error": "lit_sb3_core.errors",
+    # The ``lit-sb3`` command as a function: ``cli_main(["fit", "--config", "run.yaml"])`` returns its status.
+    "cli_main": "lit_sb3_core.cli.main:main",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -66,7 +68,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'lit_sb3_core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    module, _, attribute = module.partition(":")
+    value = getattr(importlib.import_module(module), attribute or name)
     globals()[name] = value
     return value
 

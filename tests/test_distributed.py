@@ -35,7 +35,7 @@ SCRIPT = textwrap.dedent(
         if config.get("strategy", "ddp") == "ddp" and hasattr(model, "collect_rollout"):
             original = model.collect_rollout
             def record():
-                first_obs.append(model._last_obs.tolist())
+                first_obs.append(model.last_obs.tolist())
                 original()
             model.collect_rollout = record
         trainer.fit(model, datamodule=dm, ckpt_path=config.get("resume"))

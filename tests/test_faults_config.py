@@ -105,9 +105,7 @@ def test_a_valid_user_schedule_is_used_as_given() -> None:
 
     model = PPO(learning_rate=schedule, **SMALL).learn(32, env="CartPole-v1")
     assert seen[0] == 1.0 and min(seen) < 1.0
-    assert model.trainer.optimizers[0].param_groups[0]["lr"] == pytest.approx(
-        1e-3 * model._progress_remaining
-    )
+    assert model.trainer.optimizers[0].param_groups[0]["lr"] == pytest.approx(1e-3 * model.progress_remaining)
 
 
 @pytest.mark.parametrize("env", [None, "CartPole-v1"], ids=["no-env", "with-env"])

@@ -162,7 +162,7 @@ def test_an_env_raising_in_step_keeps_its_exception_closes_envs_and_flushes_logs
     with pytest.raises(fe.SimulatorCrash, match="lost its connection at step 40") as info:
         trainer.fit(model, datamodule=datamodule)
     assert info.value.code == 17  # the user's own exception object, attributes and all
-    vec = model._env
+    vec = model.vector_env
     assert vec is not None and vec.unwrapped.closed, "the training envs were not closed"
     assert datamodule._envs == {}, "a later run must build fresh envs"
     # Two whole iterations (32 steps) happened; the unfinished third is not counted.
@@ -181,7 +181,7 @@ def _fit_async(env: Any) -> PPO:
     try:
         trainer.fit(model, datamodule=RLEnvDataModule(train_env=env, n_envs=2, vectorization="async"))
     finally:
-        vec = model._env.unwrapped  # type: ignore[union-attr]
+        vec = model.vector_env.unwrapped  # type: ignore[union-attr]
         assert isinstance(vec, LitAsyncVectorEnv) and vec.closed
         for process in vec.processes:
             process.join(timeout=10)

@@ -65,7 +65,7 @@ class Probe(OffPolicyAlgorithm):
         super().__init__(**kwargs)
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
-        return self.make_optimizer(self._require_policy().parameters())
+        return self.make_optimizer(self.require_policy().parameters())
 
     def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
         self.train_calls.append((self.num_timesteps, gradient_steps))
@@ -76,7 +76,7 @@ class Probe(OffPolicyAlgorithm):
             loss = (self.policy.net(data.observations / 10) - data.rewards).pow(2).mean()  # type: ignore[union-attr]
             self.optimizer_step(optimizer, loss, max_grad_norm=1.0)
             self.record("loss", loss)
-        self._n_updates += gradient_steps
+        self.n_updates += gradient_steps
 
 
 def probe(**kwargs: Any) -> Probe:
@@ -100,7 +100,7 @@ def test_updates_follow_sb3_schedule_and_budget() -> None:
     # SB3: collect 4 steps, then train once num_timesteps > learning_starts; stop after the chunk that
     # reaches the budget.
     assert model.train_calls == [(t, 1) for t in range(12, 105, 4)]
-    assert model.num_timesteps == 104 and model._n_updates == len(model.train_calls)
+    assert model.num_timesteps == 104 and model.n_updates == len(model.train_calls)
 
 
 def test_batching_chunks_onto_lightning_changes_nothing_but_the_batch_count() -> None:
@@ -276,11 +276,11 @@ def test_hooks_around_the_step_still_run() -> None:
 
     model = probe()
     trainer = fit(model, 40, callbacks=[CountSteps()])
-    assert not model._plain_steps and CountSteps.count == model._n_updates > 0
-    assert trainer.global_step == model._n_updates
+    assert not model._plain_steps and CountSteps.count == model.n_updates > 0
+    assert trainer.global_step == model.n_updates
     fast = probe()
     trainer = fit(fast, 40)
-    assert fast._plain_steps and trainer.global_step == fast._n_updates
+    assert fast._plain_steps and trainer.global_step == fast.n_updates
 
 
 def test_polyak_update_and_clipping_match_their_definitions() -> None:
@@ -349,7 +349,7 @@ def test_learn_continues_episodes_in_flight_without_truncating_them() -> None:
 
 def test_q_networks_skip_hook_dispatch_only_while_no_hook_is_registered() -> None:
     from lit_sb3 import DQN
-    from lit_sb3_core.nets.torch_layers import plain_calls
+    from lit_sb3_core.sdk.fast_path import plain_calls
 
     model = DQN(env="CartPole-v1", learning_starts=100, train_freq=4, seed=0)
     policy = model.policy

@@ -138,15 +138,15 @@ def test_cnn_on_already_normalized_float_images() -> None:
     policy = ActorCriticCnnPolicy(space, spaces.Discrete(2), normalize_images=False)
     assert policy.features_extractor_kwargs["normalized_image"] is True
     obs = _batch(space, 2)
-    torch.testing.assert_close(policy._preprocess(obs), obs)  # no scaling
+    torch.testing.assert_close(policy.obs_preprocessor(obs), obs)  # no scaling
 
 
 def test_normalize_images_false_keeps_pixel_values() -> None:
     policy = ActorCriticCnnPolicy(IMG, spaces.Discrete(2), normalize_images=False)
     obs = _batch(IMG, 2)
-    assert policy._preprocess(obs).max() > 1.0
+    assert policy.obs_preprocessor(obs).max() > 1.0
     scaled = ActorCriticCnnPolicy(IMG, spaces.Discrete(2))
-    assert scaled._preprocess(obs).max() <= 1.0
+    assert scaled.obs_preprocessor(obs).max() <= 1.0
 
 
 # policy_kwargs ---------------------------------------------------------------------------------------

@@ -52,8 +52,8 @@ class NotAnAlgorithm:
 class Unseeded(PPO):
     algo_name = "kit_unseeded"
 
-    def _setup_model(self):
-        super()._setup_model()
+    def setup_model(self):
+        super().setup_model()
         generator = torch.Generator().manual_seed(time.perf_counter_ns())
         with torch.no_grad():
             self.policy.action_net.weight.normal_(generator=generator)
@@ -89,7 +89,7 @@ class AcceptsAnything(PPO):
     algo_name = "kit_accepts_anything"
     supported_action_spaces = (spaces.Discrete,)
 
-    def _check_spaces(self, observation_space, action_space):
+    def check_spaces(self, observation_space, action_space):
         pass
 
 

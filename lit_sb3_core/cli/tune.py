@@ -223,7 +223,7 @@ def _objective(trial: Any, cls: type, args: argparse.Namespace, fixed: dict[str,
 
     from lit_sb3_core.engine.datamodule import RLEnvDataModule
     from lit_sb3_core.engine.trainer import RLTrainer
-    from lit_sb3_core.sdk.algorithm import _quiet_lightning
+    from lit_sb3_core.sdk.sb3_glue import quiet_lightning
 
     hyperparameters = {**sample_hyperparameters(trial, cls, args.n_envs, fixed), **fixed}
     trial.set_user_attr("hyperparameters", hyperparameters)
@@ -231,7 +231,7 @@ def _objective(trial: Any, cls: type, args: argparse.Namespace, fixed: dict[str,
     datamodule = RLEnvDataModule(train_env=args.env, n_envs=args.n_envs, seed=args.seed)
     try:
         model = cls(**{**hyperparameters, "seed": args.seed})
-        with _quiet_lightning(0):
+        with quiet_lightning(0):
             trainer = RLTrainer(
                 max_steps=args.steps,
                 accelerator="cpu",

@@ -141,16 +141,16 @@ class ReplayBuffer:
         self.full = False
         self.rng = np.random.default_rng(seed)
         # Views with (row, env) flattened into one axis: sampling indexes each array once.
-        self._flat_obs = {key: a.reshape(-1, *a.shape[2:]) for key, a in self.observations.items()}
-        self._flat_next_obs = (
+        self.flat_observations = {key: a.reshape(-1, *a.shape[2:]) for key, a in self.observations.items()}
+        self.flat_next_observations = (
             None
             if self.next_observations is None
             else {key: a.reshape(-1, *a.shape[2:]) for key, a in self.next_observations.items()}
         )
-        self._flat_actions = self.actions.reshape(-1, self.action_dim)
-        self._flat_rewards = self.rewards.reshape(-1)
-        self._flat_dones = self.dones.reshape(-1)
-        self._flat_timeouts = self.timeouts.reshape(-1)
+        self.flat_actions = self.actions.reshape(-1, self.action_dim)
+        self.flat_rewards = self.rewards.reshape(-1)
+        self.flat_dones = self.dones.reshape(-1)
+        self.flat_timeouts = self.timeouts.reshape(-1)
         self._n_step_offsets = np.arange(self.n_steps)
         self._n_step_discounts = (self.gamma ** np.arange(self.n_steps)).astype(np.float32)
 
@@ -277,11 +277,11 @@ class ReplayBuffer:
         return rows if envs is None else rows * self.n_envs + envs
 
     def _next_obs(self, rows: np.ndarray, envs: np.ndarray | None) -> dict[str, np.ndarray]:
-        if self._flat_next_obs is not None:
+        if self.flat_next_observations is not None:
             flat = self._flat(rows, envs)
-            return {key: array[flat] for key, array in self._flat_next_obs.items()}
+            return {key: array[flat] for key, array in self.flat_next_observations.items()}
         flat = self._flat((rows + 1) % self.buffer_size, envs)
-        result = {key: array[flat] for key, array in self._flat_obs.items()}
+        result = {key: array[flat] for key, array in self.flat_observations.items()}
         assert self._has_final is not None
         env_ids = np.zeros_like(rows) if envs is None else envs
         for i in np.flatnonzero(self._has_final[rows, env_ids]):
@@ -290,34 +290,36 @@ class ReplayBuffer:
                 values[i] = final[key]
         return result
 
-    def _to_tensor(self, array: np.ndarray) -> torch.Tensor:
+    def to_torch(self, array: np.ndarray) -> torch.Tensor:
         tensor = torch.from_numpy(array)
         return tensor if self.device.type == "cpu" else tensor.to(self.device, non_blocking=True)
 
-    def _obs_tensors(self, arrays: dict[str, np.ndarray]) -> Any:
+    def observations_to_torch(self, arrays: dict[str, np.ndarray]) -> Any:
         if self._is_dict:
-            return {key: self._to_tensor(array) for key, array in arrays.items()}
-        return self._to_tensor(arrays[""])
+            return {key: self.to_torch(array) for key, array in arrays.items()}
+        return self.to_torch(arrays[""])
 
     def _get_samples(self, rows: np.ndarray, envs: np.ndarray | None) -> ReplaySamples:
         flat = self._flat(rows, envs)
         if self.n_steps == 1:
             last_rows, last_flat = rows, flat
-            rewards = self._flat_rewards[flat]
+            rewards = self.flat_rewards[flat]
             discounts = None
         else:
             last_rows, rewards, discounts = self._n_step_returns(rows, envs)
             last_flat = self._flat(last_rows, envs)
-        dones = self._flat_dones[last_flat]
+        dones = self.flat_dones[last_flat]
         if self.handle_timeout_termination:
-            dones = dones - self._flat_timeouts[last_flat]  # timeouts are a subset of dones
+            dones = dones - self.flat_timeouts[last_flat]  # timeouts are a subset of dones
         return ReplaySamples(
-            observations=self._obs_tensors({key: array[flat] for key, array in self._flat_obs.items()}),
-            actions=self._to_tensor(self._flat_actions[flat]),
-            next_observations=self._obs_tensors(self._next_obs(last_rows, envs)),
-            dones=self._to_tensor(dones.reshape(-1, 1)),
-            rewards=self._to_tensor(rewards.reshape(-1, 1)),
-            discounts=None if discounts is None else self._to_tensor(discounts.reshape(-1, 1)),
+            observations=self.observations_to_torch(
+                {key: array[flat] for key, array in self.flat_observations.items()}
+            ),
+            actions=self.to_torch(self.flat_actions[flat]),
+            next_observations=self.observations_to_torch(self._next_obs(last_rows, envs)),
+            dones=self.to_torch(dones.reshape(-1, 1)),
+            rewards=self.to_torch(rewards.reshape(-1, 1)),
+            discounts=None if discounts is None else self.to_torch(discounts.reshape(-1, 1)),
         )
 
     def _n_step_returns(
@@ -327,15 +329,15 @@ class ReplayBuffer:
         seq_rows = (rows[:, None] + self._n_step_offsets) % self.buffer_size  # (batch, n)
         seq_flat = seq_rows if envs is None else seq_rows * self.n_envs + envs[:, None]
         newest = (self.pos - 1) % self.buffer_size
-        ended = (self._flat_dones[seq_flat] > 0) | (seq_rows == newest)
+        ended = (self.flat_dones[seq_flat] > 0) | (seq_rows == newest)
         last = np.where(ended.any(axis=1), ended.argmax(axis=1), self.n_steps - 1)
         within = self._n_step_offsets[None, :] <= last[:, None]
-        rewards = (self._flat_rewards[seq_flat] * self._n_step_discounts * within).sum(axis=1)
+        rewards = (self.flat_rewards[seq_flat] * self._n_step_discounts * within).sum(axis=1)
         discounts = (self.gamma ** (last + 1)).astype(np.float32)
         return seq_rows[np.arange(len(rows)), last], rewards.astype(np.float32), discounts
 
     # persistence ----------------------------------------------------------------------------------------
-    def _header(self) -> dict[str, Any]:
+    def storage_header(self) -> dict[str, Any]:
         return {
             "format": _FORMAT,
             "class": f"{type(self).__module__}:{type(self).__qualname__}",
@@ -354,7 +356,7 @@ class ReplayBuffer:
             "final_keys": [[row, env] for row, env in self._final_obs],
         }
 
-    def _arrays(self) -> dict[str, np.ndarray]:
+    def storage_arrays(self) -> dict[str, np.ndarray]:
         """The filled part of every array, by name (what files and checkpoints hold)."""
         rows = self.size()
         obs_rows = rows + 1 if (self.optimize_memory_usage and not self.full) else rows
@@ -375,7 +377,7 @@ class ReplayBuffer:
                 arrays[f"final_obs.{key}"] = np.stack(values)
         return arrays
 
-    def _restore(self, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    def restore_storage(self, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         self.reset()
         for name, array in arrays.items():
             group, _, key = name.partition(".")
@@ -422,13 +424,13 @@ class ReplayBuffer:
         if target.suffix != ".npz":
             target = target.with_name(target.name + ".npz")
         target.parent.mkdir(parents=True, exist_ok=True)
-        header = np.frombuffer(json.dumps(self._header()).encode(), dtype=np.uint8)
+        header = np.frombuffer(json.dumps(self.storage_header()).encode(), dtype=np.uint8)
         # Write beside the target and rename into place: a failed save (full disk, interrupt) keeps the
         # previous file as it was and leaves no partial file behind.
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, **{_HEADER: header}, **self._arrays())
+                np.savez(handle, **{_HEADER: header}, **self.storage_arrays())
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp_name, target)
@@ -466,20 +468,22 @@ class ReplayBuffer:
             n_steps=header["n_steps"],
             gamma=header["gamma"],
         )
-        buffer._restore(header, arrays)
+        buffer.restore_storage(header, arrays)
         return buffer
 
     def state_dict(self) -> dict[str, Any]:
         """Contents for a Lightning checkpoint: tensors and plain values only (``weights_only`` loads it)."""
         return {
-            "header": json.loads(json.dumps(self._header())),
-            "arrays": {name: torch.from_numpy(np.ascontiguousarray(a)) for name, a in self._arrays().items()},
+            "header": json.loads(json.dumps(self.storage_header())),
+            "arrays": {
+                name: torch.from_numpy(np.ascontiguousarray(a)) for name, a in self.storage_arrays().items()
+            },
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         header = state["header"]
         self._check_compatible(header, "The checkpoint")
-        self._restore(header, {name: tensor.numpy() for name, tensor in state["arrays"].items()})
+        self.restore_storage(header, {name: tensor.numpy() for name, tensor in state["arrays"].items()})
 
     def __repr__(self) -> str:
         return (

@@ -95,8 +95,8 @@ def diagnose_non_finite(model: Any, exc: BaseException) -> NonFiniteError | None
     """A ``NonFiniteError`` explaining ``exc`` when NaN/inf in the observations or parameters caused it."""
     summary = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     rows = (
-        _non_finite_rows(getattr(model, "_last_obs", None))
-        if getattr(model, "_last_obs", None) is not None
+        _non_finite_rows(getattr(model, "last_obs", None))
+        if getattr(model, "last_obs", None) is not None
         else []
     )
     if rows:

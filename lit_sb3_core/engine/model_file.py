@@ -80,7 +80,7 @@ def _jsonable(value: Any) -> Any:
 
 def save_model(model: RLModel, path: str | Path) -> Path:
     """Write ``model`` to ``path`` (``.zip`` added when there is no suffix) atomically."""
-    model._require_policy()
+    model.require_policy()
     trainer = model._trainer
     # Lightning stands in an empty "No Optimizer" when configure_optimizers returns None (ARS): skip it.
     optimizers = [opt for opt in trainer.optimizers if opt.state_dict()] if trainer is not None else []
@@ -105,7 +105,7 @@ def save_model(model: RLModel, path: str | Path) -> Path:
         "action_space": space_to_json(model.action_space),
         "num_timesteps": int(model.num_timesteps),
         "iterations": int(model.iterations),
-        "n_updates": int(model._n_updates),
+        "n_updates": int(model.n_updates),
         "optimizer_param_groups": param_groups,
         "normalization": model.normalization,
     }
@@ -239,14 +239,14 @@ def load_model(
     hyperparameters.update(overrides)
     model = cls(**hyperparameters)
     if env is not None:
-        env_obs, env_act = model._probe_spaces(env)
+        env_obs, env_act = model.probe_spaces(env)
         if env_obs != observation_space or env_act != action_space:
             raise ModelFileError(
                 f"{str(path)!r} was saved for observations {describe_space(observation_space)} and actions "
                 f"{describe_space(action_space)}, but the given env has {describe_space(env_obs)} and "
                 f"{describe_space(env_act)}."
             )
-    model._build(observation_space, action_space)
+    model.build_policy(observation_space, action_space)
     model.configure_normalization(metadata.get("normalization"))
     try:
         model.load_state_dict(contents.state, strict=True)
@@ -254,10 +254,10 @@ def load_model(
         raise ModelFileError(f"The weights in {str(path)!r} do not fit the {algo!r} policy: {exc}") from None
     model.num_timesteps = int(metadata.get("num_timesteps", 0))
     model.iterations = int(metadata.get("iterations", 0))
-    model._n_updates = int(metadata.get("n_updates", 0))
-    model._pending_optimizer_states = contents.optimizer_states
+    model.n_updates = int(metadata.get("n_updates", 0))
+    model.pending_optimizer_states = contents.optimizer_states
     if env is not None:
-        model._env_source = env
+        model.env_source = env
     return model
 
 

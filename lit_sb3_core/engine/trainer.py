@@ -450,7 +450,7 @@ class RLTrainer(L.Trainer):
 
     def _schedule_validation(self, model: L.LightningModule, datamodule: RLEnvDataModule) -> None:
         """Turn ``eval_every_n_steps`` into Lightning's ``val_check_interval`` (in iterations)."""
-        model._eval_options = {"n_eval_episodes": self._rl_n_eval_episodes, "deterministic": True}  # type: ignore[union-attr]
+        model.evaluation_options = {"n_eval_episodes": self._rl_n_eval_episodes, "deterministic": True}  # type: ignore[union-attr]
         if self._rl_val_interval_given or datamodule.sources["validate"] is None:
             return
         steps_per_iteration = getattr(model, "env_steps_per_iteration", lambda n: None)(
@@ -474,7 +474,7 @@ class RLTrainer(L.Trainer):
     @staticmethod
     def _resolve_datamodule(model: Any, datamodule: Any, stage: str) -> RLEnvDataModule:
         if datamodule is None:
-            source = getattr(model, "_env_source", None)
+            source = getattr(model, "env_source", None)
             if source is None:
                 raise TypeError(
                     f"RLTrainer.{stage}() needs the environment: pass datamodule=RLEnvDataModule(train_env=...)."
@@ -520,7 +520,7 @@ class RLTrainer(L.Trainer):
                 f"RLTrainer.{stage}() found no environment: pass env=... or a datamodule with "
                 f"{'val_env' if stage == 'validate' else 'test_env'} (or an env id as train_env)."
             )
-        model._eval_options = {  # type: ignore[union-attr]
+        model.evaluation_options = {  # type: ignore[union-attr]
             "n_eval_episodes": n_eval_episodes,
             "deterministic": deterministic,
             "render": render,
@@ -532,7 +532,7 @@ class RLTrainer(L.Trainer):
             # (metrics it logged itself) is empty; the model keeps what it measured.
             run(model, ckpt_path=ckpt_path, verbose=False, datamodule=datamodule, weights_only=weights_only)
         prefix = "val" if stage == "validate" else "test"
-        result = _clean_result(model._last_eval_results, prefix)  # type: ignore[union-attr]
+        result = _clean_result(model.last_evaluation, prefix)  # type: ignore[union-attr]
         if verbose:
             _print_results(result, "Validation" if stage == "validate" else "Test")
         mean_key = f"{prefix}/mean_reward"
@@ -541,7 +541,7 @@ class RLTrainer(L.Trainer):
                 f"Mean reward {result[mean_key]:.2f} is below reward_threshold={reward_threshold:.2f}."
             )
         if return_episode_rewards:
-            rewards, lengths = model._last_episode_results  # type: ignore[union-attr]
+            rewards, lengths = model.last_evaluation_episodes  # type: ignore[union-attr]
             result[f"{prefix}/episode_rewards"] = [float(r) for r in rewards]
             result[f"{prefix}/episode_lengths"] = [int(n) for n in lengths]
         return [result]

@@ -205,10 +205,10 @@ class ActorCriticPolicy(nn.Module):
         self.net_arch = self._default_net_arch(net_arch)
 
         # Build in SB3's order, so that the same seed gives the same initial weights.
-        self._preprocess = ObsPreprocessor(observation_space, normalize_images)
+        self.obs_preprocessor = ObsPreprocessor(observation_space, normalize_images)
         self.features_extractor = self._make_features_extractor()
         self.vf_features_extractor = None if share_features_extractor else self._make_features_extractor()
-        self.mlp_extractor = self._build_mlp_extractor()
+        self.mlp_extractor = self.build_mlp_extractor()
         self.sde_noise: StateDependentNoise | None = None
         if use_sde:
             self.sde_noise = StateDependentNoise(
@@ -218,7 +218,7 @@ class ActorCriticPolicy(nn.Module):
                 squash_output=squash_output,
                 learn_features=learn_features,
             )
-        self._build_action_head(self.mlp_extractor.latent_dim_pi, log_std_init)
+        self.build_action_head(self.mlp_extractor.latent_dim_pi, log_std_init)
         self.value_net = nn.Linear(self.mlp_extractor.latent_dim_vf, 1)
         if ortho_init:
             self._orthogonal_init()
@@ -241,7 +241,7 @@ class ActorCriticPolicy(nn.Module):
             )
         return net_arch  # type: ignore[return-value]
 
-    def _build_mlp_extractor(self) -> MlpExtractor:
+    def build_mlp_extractor(self) -> MlpExtractor:
         """The pi/vf MLPs on the features; recurrent policies override it to feed them their LSTM output."""
         return MlpExtractor(self.features_extractor.features_dim, self.net_arch, self.activation_fn)
 
@@ -261,7 +261,7 @@ class ActorCriticPolicy(nn.Module):
             )
         return extractor
 
-    def _build_action_head(self, latent_dim: int, log_std_init: float) -> None:
+    def build_action_head(self, latent_dim: int, log_std_init: float) -> None:
         space = self.action_space
         self.log_std: nn.Parameter | None = None
         if self.sde_noise is not None:
@@ -273,8 +273,8 @@ class ActorCriticPolicy(nn.Module):
         elif isinstance(space, spaces.Discrete):
             self.action_net = CategoricalDistribution.make_head(latent_dim, int(space.n))
         elif isinstance(space, spaces.MultiDiscrete):
-            self._nvec = [int(n) for n in np.asarray(space.nvec).reshape(-1)]
-            self.action_net = MultiCategoricalDistribution.make_head(latent_dim, self._nvec)
+            self.action_nvec = [int(n) for n in np.asarray(space.nvec).reshape(-1)]
+            self.action_net = MultiCategoricalDistribution.make_head(latent_dim, self.action_nvec)
         elif isinstance(space, spaces.MultiBinary):
             self.action_net = BernoulliDistribution.make_head(latent_dim, int(np.prod(space.shape)))
         else:
@@ -327,7 +327,7 @@ class ActorCriticPolicy(nn.Module):
 
     def extract_features(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """Features for the actor and the critic (the same tensor when the extractor is shared)."""
-        processed = self._preprocess(obs)
+        processed = self.obs_preprocessor(obs)
         pi_features = self._call(self.features_extractor, processed)
         if self.vf_features_extractor is None:
             return pi_features, pi_features
@@ -342,10 +342,10 @@ class ActorCriticPolicy(nn.Module):
         if isinstance(self.action_space, spaces.Discrete):
             return CategoricalDistribution(params)
         if isinstance(self.action_space, spaces.MultiDiscrete):
-            return MultiCategoricalDistribution(params, self._nvec)
+            return MultiCategoricalDistribution(params, self.action_nvec)
         return BernoulliDistribution(params)
 
-    def _latents(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def latents(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         pi_features, vf_features = self.extract_features(obs)
         mlp = self.mlp_extractor
         if self.plain_calls and type(mlp) is MlpExtractor:
@@ -362,7 +362,7 @@ class ActorCriticPolicy(nn.Module):
         Actions come flat, one row per observation: ``(batch,)`` for Discrete, ``(batch, dim)`` otherwise;
         with ``squash_output`` they are in [-1, 1] (``unscale_action`` maps them to the bounds).
         """
-        latent_pi, latent_vf = self._latents(obs)
+        latent_pi, latent_vf = self.latents(obs)
         dist = self.distribution(latent_pi)
         actions = dist.get_actions(deterministic)
         return actions, self._call(self.value_net, latent_vf).squeeze(-1), dist.log_prob(actions)
@@ -371,7 +371,7 @@ class ActorCriticPolicy(nn.Module):
         self, obs: Any, actions: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Values, log-likelihood and entropy of given actions: what the loss needs."""
-        latent_pi, latent_vf = self._latents(obs)
+        latent_pi, latent_vf = self.latents(obs)
         dist = self.distribution(latent_pi)
         return self._call(self.value_net, latent_vf).squeeze(-1), dist.log_prob(actions), dist.entropy()
 

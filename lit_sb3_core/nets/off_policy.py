@@ -319,11 +319,19 @@ class ContinuousCritic(nn.Module):
         else:
             self.features_extractor = features_extractor
         self.n_critics = n_critics
-        self._config = (action_dim, list(net_arch), activation_fn)
+        # What a copy needs (make_target, and subclasses that replace the heads).
+        self.action_dim = action_dim
+        self.net_arch = list(net_arch)
+        self.activation_fn = activation_fn
         in_dim = features_extractor.features_dim + action_dim
         for index in range(n_critics):
             self.add_module(f"qf{index}", create_mlp(in_dim, 1, net_arch, activation_fn))
         self.q_networks: list[nn.Module] = [getattr(self, f"qf{index}") for index in range(n_critics)]
+
+    @property
+    def extractor(self) -> BaseFeaturesExtractor:
+        """The features extractor this critic reads: its own, or the actor's when shared."""
+        return self._shared_extractor[0] if self.share_features_extractor else self.features_extractor
 
     def target_source_parameters(self) -> list[nn.Parameter]:
         """Parameters in the order of an unshared copy's ``parameters()`` (extractor first)."""
@@ -332,10 +340,8 @@ class ContinuousCritic(nn.Module):
 
     def make_target(self) -> ContinuousCritic:
         """A frozen copy with its own features extractor, initialised to this critic's weights."""
-        extractor = self._shared_extractor[0] if self.share_features_extractor else self.features_extractor
-        action_dim, net_arch, activation_fn = self._config
         target = ContinuousCritic(
-            copy.deepcopy(extractor), action_dim, net_arch, activation_fn, self.n_critics
+            copy.deepcopy(self.extractor), self.action_dim, self.net_arch, self.activation_fn, self.n_critics
         )
         for mine, theirs in zip(self.q_networks, target.q_networks):
             theirs.load_state_dict(mine.state_dict())

@@ -9,9 +9,6 @@ same here. Extractors receive the space the network sees: channel-last images ar
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 import torch
 from gymnasium import spaces
 from torch import nn
@@ -27,7 +24,6 @@ __all__ = [
     "NatureCNN",
     "NetArch",
     "hook_free",
-    "plain_calls",
     "plain_forward",
 ]
 
@@ -247,23 +243,3 @@ def plain_forward(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
             x = plain_forward(layer, x)
         return x
     return module.forward(x)
-
-
-@contextlib.contextmanager
-def plain_calls(module: nn.Module) -> Iterator[None]:
-    """For the block, switch on the ``plain_calls`` flag of every submodule whose class has one (policies
-    and Q-networks: their forward passes then use ``plain_forward``), provided ``module`` is ``hook_free``.
-
-    Algorithms wrap each Lightning batch in it; hooks added between batches (by callbacks) are honoured.
-    """
-    if not hook_free(module):
-        yield
-        return
-    switched = [m for m in module.modules() if isinstance(getattr(type(m), "plain_calls", None), bool)]
-    for m in switched:
-        m.plain_calls = True
-    try:
-        yield
-    finally:
-        for m in switched:
-            m.plain_calls = False

@@ -52,8 +52,8 @@ from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
 from lit_sb3_core.nets.actor_critic import class_to_string, resolve_class
-from lit_sb3_core.nets.torch_layers import plain_calls
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, clip_grad_norm, make_optimizer
+from lit_sb3_core.sdk.fast_path import plain_calls
 
 __all__ = ["OffPolicyAlgorithm", "TrainFreq", "clip_grad_norm", "parse_train_freq"]
 
@@ -145,9 +145,9 @@ class OffPolicyAlgorithm(RLAlgorithm):
     # Off-policy methods count log_interval in episodes, as SB3 does (4 in its learn()).
     default_log_interval: ClassVar[int] = 4
     plain_attributes: ClassVar[frozenset[str]] = RLAlgorithm.plain_attributes | {
-        "_n_calls",
-        "_episode_num",
-        "_current_lr",
+        "n_calls",
+        "episode_num",
+        "current_learning_rate",
         "exploration_rate",
     }
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box, spaces.Discrete)
@@ -220,13 +220,13 @@ class OffPolicyAlgorithm(RLAlgorithm):
         noise_to_spec(action_noise)  # validate early
         self.action_noise: ActionNoise | None = None
         self.replay_buffer: ReplayBuffer | None = None
-        self._episode_num = 0
-        self._n_calls = 0
+        self.episode_num = 0
+        self.n_calls = 0
         self._log_episode_mark = 0
         self._log_now = False
-        self._current_lr = 0.0
+        self.current_learning_rate = 0.0
         self._train_stats = _TrainStats()
-        self._rng: np.random.Generator | None = None
+        self.exploration_rng: np.random.Generator | None = None
         self._pending_off_policy_state: dict[str, Any] | None = None
         super().__init__(
             policy=policy,
@@ -293,10 +293,10 @@ class OffPolicyAlgorithm(RLAlgorithm):
 
     # Lightning hooks --------------------------------------------------------------------------------------
     def on_fit_start(self) -> None:
-        obs_before = self._last_obs
+        obs_before = self.last_obs
         super().on_fit_start()
-        env_was_reset = self._last_obs is not obs_before
-        env = self._env
+        env_was_reset = self.last_obs is not obs_before
+        env = self.vector_env
         assert env is not None and self.action_space is not None
         n_envs = env.num_envs
         if self.train_freq[1] == "episode" and n_envs > 1:
@@ -334,13 +334,13 @@ class OffPolicyAlgorithm(RLAlgorithm):
             )
             self._action_low = np.asarray(self.action_space.low, dtype=np.float32)
             self._action_high = np.asarray(self.action_space.high, dtype=np.float32)
-        if self._rng is None:
-            self._rng = np.random.default_rng(self._rank_seed(3))
+        if self.exploration_rng is None:
+            self.exploration_rng = np.random.default_rng(self._rank_seed(3))
         self._apply_pending_state()
         self._budget = self.total_timesteps
         self._step_increment = n_envs * self.world_size
         self._chunks_per_batch = self._chunks_per_batch_for(n_envs)
-        self._log_episode_mark = self._episode_num
+        self._log_episode_mark = self.episode_num
         # Lightning warns about modules in eval mode right after this hook; target networks are in eval
         # mode on purpose, so switch everything on until on_train_start lets the policy decide again.
         torch.nn.Module.train(self.policy, True)  # type: ignore[arg-type]
@@ -362,7 +362,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self._log_now = self._log_due()
         if self._log_now:
             self.log_iteration(self.collect_metrics())
-            self._log_episode_mark = self._episode_num
+            self._log_episode_mark = self.episode_num
         if self.num_timesteps >= self._budget:
             self.trainer.should_stop = True
 
@@ -373,7 +373,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         any rank that is due makes every rank write.
         """
         due = (
-            self._episode_num - self._log_episode_mark >= self.log_interval
+            self.episode_num - self._log_episode_mark >= self.log_interval
             or self.num_timesteps >= self._budget
         )
         if self.world_size > 1:
@@ -395,11 +395,11 @@ class OffPolicyAlgorithm(RLAlgorithm):
 
     def collect_metrics(self) -> dict[str, float]:
         """What is logged besides rollout and time metrics; subclasses add theirs."""
-        metrics: dict[str, float] = {"time/episodes": self._episode_num}
+        metrics: dict[str, float] = {"time/episodes": self.episode_num}
         metrics.update({f"train/{name}": value for name, value in self._train_stats.means().items()})
-        if self._n_updates:
-            metrics["train/n_updates"] = self._n_updates
-            metrics["train/learning_rate"] = self._current_lr
+        if self.n_updates:
+            metrics["train/n_updates"] = self.n_updates
+            metrics["train/learning_rate"] = self.current_learning_rate
         return metrics
 
     def record(self, name: str, value: torch.Tensor) -> None:
@@ -417,20 +417,20 @@ class OffPolicyAlgorithm(RLAlgorithm):
         Adam and AdamW run fused (one kernel for all parameters, ~1.5x faster updates on small networks)
         unless ``optimizer_kwargs`` choose ``fused``/``foreach`` themselves.
         """
-        policy = self._require_policy()
+        policy = self.require_policy()
         cls = getattr(policy, "optimizer_class", torch.optim.Adam)
         kwargs = getattr(policy, "optimizer_kwargs", None) or {}
         return make_optimizer(cls, params, self.lr_schedule(1.0), kwargs)
 
     def update_learning_rate(self, optimizers: Any) -> float:
         lr = super().update_learning_rate(optimizers)
-        self._current_lr = lr
+        self.current_learning_rate = lr
         return lr
 
     @torch.inference_mode()
     def collect_chunk(self) -> int:
         """Step the environments for one ``train_freq`` chunk; returns the environment steps taken."""
-        env, buffer, policy = self._env, self.replay_buffer, self.policy
+        env, buffer, policy = self.vector_env, self.replay_buffer, self.policy
         assert env is not None and buffer is not None and policy is not None
         self.set_policy_mode(False)
         frequency, unit = self.train_freq
@@ -448,7 +448,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 env_actions = env.action_space.sample()
                 buffer_actions = self._scale(env_actions) if box else env_actions - discrete_offset
             else:
-                buffer_actions = explore(self._last_obs)
+                buffer_actions = explore(self.last_obs)
             if box:
                 if noise is not None:
                     buffer_actions = np.clip(buffer_actions + noise(), -1.0, 1.0)
@@ -461,21 +461,21 @@ class OffPolicyAlgorithm(RLAlgorithm):
             dones = terminated | truncated
             any_done = dones.any()
             add(
-                self._last_obs,
+                self.last_obs,
                 self._true_next_obs(new_obs, infos, dones) if any_done else new_obs,
                 buffer_actions,
                 rewards,
                 terminated,
                 truncated,
             )
-            self._last_obs = new_obs
-            self._progress_remaining = max(0.0, 1.0 - self.num_timesteps / budget)
-            self._n_calls += 1
+            self.last_obs = new_obs
+            self.progress_remaining = max(0.0, 1.0 - self.num_timesteps / budget)
+            self.n_calls += 1
             on_env_step()
             if any_done:
                 ended = np.flatnonzero(dones)
                 episodes += len(ended)
-                self._episode_num += len(ended)
+                self.episode_num += len(ended)
                 if noise is not None:
                     noise.reset(ended.tolist())
         return steps * env.num_envs
@@ -549,9 +549,9 @@ class OffPolicyAlgorithm(RLAlgorithm):
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         super().on_save_checkpoint(checkpoint)
         state: dict[str, Any] = {
-            "episode_num": self._episode_num,
-            "n_calls": self._n_calls,
-            "rng": self._rng.bit_generator.state if self._rng is not None else None,
+            "episode_num": self.episode_num,
+            "n_calls": self.n_calls,
+            "rng": self.exploration_rng.bit_generator.state if self.exploration_rng is not None else None,
             "noise": self.action_noise.state_dict() if self.action_noise is not None else None,
         }
         if self.checkpoint_replay_buffer and self.replay_buffer is not None:
@@ -562,8 +562,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
         super().on_load_checkpoint(checkpoint)
         state = checkpoint.get("lit_sb3_off_policy")
         if state is not None:
-            self._episode_num = int(state["episode_num"])
-            self._n_calls = int(state["n_calls"])
+            self.episode_num = int(state["episode_num"])
+            self.n_calls = int(state["n_calls"])
             self._pending_off_policy_state = state
 
     def _apply_pending_state(self) -> None:
@@ -572,8 +572,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if state is None:
             return
         self._pending_off_policy_state = None
-        if state.get("rng") is not None and self._rng is not None:
-            self._rng.bit_generator.state = state["rng"]
+        if state.get("rng") is not None and self.exploration_rng is not None:
+            self.exploration_rng.bit_generator.state = state["rng"]
         if state.get("noise") is not None and self.action_noise is not None:
             self.action_noise.load_state_dict(state["noise"])
         if state.get("replay_buffer") is not None and self.replay_buffer is not None:

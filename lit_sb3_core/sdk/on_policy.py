@@ -29,8 +29,8 @@ from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
 from lit_sb3_core.nets.actor_critic import ACTOR_CRITIC_ALIASES
-from lit_sb3_core.nets.torch_layers import plain_calls
 from lit_sb3_core.sdk.algorithm import RLAlgorithm
+from lit_sb3_core.sdk.fast_path import plain_calls
 
 __all__ = ["OnPolicyAlgorithm", "explained_variance"]
 
@@ -112,8 +112,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
     # A Lightning batch runs whole iterations until it covers at least this many env steps (see above).
     min_steps_per_batch: ClassVar[int] = 0
 
-    def _check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
-        super()._check_spaces(observation_space, action_space)
+    def check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+        super().check_spaces(observation_space, action_space)
         if self.use_sde and not isinstance(action_space, spaces.Box):
             raise ConfigurationError(
                 f"{type(self).__name__}(use_sde=True): gSDE needs Box actions, the env has "
@@ -198,7 +198,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
     @torch.no_grad()
     def collect_rollout(self) -> None:
         """Fill the rollout buffer with ``n_steps`` steps of every env, then compute advantages."""
-        env, buffer, policy = self._env, self.rollout_buffer, self.policy
+        env, buffer, policy = self.vector_env, self.rollout_buffer, self.policy
         assert env is not None and buffer is not None and policy is not None
         self.set_policy_mode(False)
         buffer.reset()
@@ -218,7 +218,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
                     raise SIGTERMException()
                 if use_sde and sde_sample_freq > 0 and step > 0 and step % sde_sample_freq == 0:
                     policy.reset_noise(env.num_envs)  # type: ignore[operator]
-                obs_tensor = self.normalize_obs(obs_to_tensor(self._last_obs, device), update=True)
+                obs_tensor = self.normalize_obs(obs_to_tensor(self.last_obs, device), update=True)
                 actions, values, log_probs = self.rollout_forward(obs_tensor)
                 new_obs, rewards, terminated, truncated, infos = env.step(
                     self.to_env_actions(to_numpy(actions))
@@ -229,17 +229,17 @@ class OnPolicyAlgorithm(RLAlgorithm):
                 truncated_only = np.logical_and(truncated, np.logical_not(terminated))
                 if truncated_only.any():
                     rewards = rewards + self.gamma * self._final_values(infos, truncated_only)
-                buffer.add(obs_tensor, actions, rewards, self._last_episode_starts, values, log_probs)
-                self._last_obs = new_obs
-                self._last_episode_starts = dones
+                buffer.add(obs_tensor, actions, rewards, self.last_episode_starts, values, log_probs)
+                self.last_obs = new_obs
+                self.last_episode_starts = dones
         except BaseException:
             # An unfinished rollout is dropped: the step counter goes back to its start, so a checkpoint
             # saved now (on an interrupt) describes the last complete iteration.
             self.num_timesteps = start_timesteps
             self.set_policy_mode(True)
             raise
-        last_obs = self.normalize_obs(obs_to_tensor(self._last_obs, device))
-        buffer.compute_returns_and_advantage(self.rollout_values(last_obs), self._last_episode_starts)
+        last_obs = self.normalize_obs(obs_to_tensor(self.last_obs, device))
+        buffer.compute_returns_and_advantage(self.rollout_values(last_obs), self.last_episode_starts)
         self.set_policy_mode(True)
 
     def rollout_forward(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

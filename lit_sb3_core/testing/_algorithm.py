@@ -175,7 +175,7 @@ class AlgorithmConformance(PluginConformance):
                 continue
             raise AssertionError(
                 f"{cls.__name__} does not declare {case.label} but accepted them: RLAlgorithm refuses undeclared "
-                "spaces with a ConfigurationError; keep calling super()._check_spaces()."
+                "spaces with a ConfigurationError; keep calling super().check_spaces()."
             )
 
     def test_hyperparameters_saved_as_plain_values(self) -> None:

@@ -144,11 +144,11 @@ class REINFORCE(OnPolicyAlgorithm):
                 buffer.values.flatten(), buffer.returns.flatten()
             )
         self.optimizer_step(optimizer, loss, self.max_grad_norm)
-        self._n_updates += 1
+        self.n_updates += 1
 
         metrics.update(
             {
-                "train/n_updates": self._n_updates,
+                "train/n_updates": self.n_updates,
                 "train/policy_loss": float(policy_loss.item()),
                 "train/entropy_loss": float(entropy_loss.item()),
                 "train/loss": float(loss.item()),

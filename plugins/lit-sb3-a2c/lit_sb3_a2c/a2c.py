@@ -169,12 +169,12 @@ class A2C(OnPolicyAlgorithm):
         entropy_loss = -torch.mean(entropy) if entropy is not None else torch.mean(log_prob)
         loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
         self.optimizer_step(optimizer, loss, self.max_grad_norm)
-        self._n_updates += 1
+        self.n_updates += 1
         if not self.should_log():
             return {}  # A2C logs every 100 iterations by default: skip the .item() syncs in between
 
         metrics = {
-            "train/n_updates": self._n_updates,
+            "train/n_updates": self.n_updates,
             "train/explained_variance": explained_variance(buffer.values.flatten(), buffer.returns.flatten()),
             "train/entropy_loss": float(entropy_loss.item()),
             "train/policy_loss": float(policy_loss.item()),

@@ -93,7 +93,7 @@ def test_one_update_matches_stable_baselines3(env_id: str, extra: dict[str, Any]
     model = A2C(env=env_id, seed=3, normalize_advantage=True, **hyperparameters)
     initial = copy.deepcopy(model.policy.state_dict())
     model.learn(16)  # exactly one rollout of 16 steps and one update
-    assert model._n_updates == 1
+    assert model.n_updates == 1
 
     reference = sb3.A2C("MlpPolicy", env_id, device="cpu", normalize_advantage=True, **hyperparameters)
     reference.policy.load_state_dict(initial)
@@ -112,8 +112,8 @@ def test_one_update_matches_stable_baselines3(env_id: str, extra: dict[str, Any]
         )
     logged = reference.logger.name_to_value
     for key in ("train/policy_loss", "train/value_loss", "train/entropy_loss", "train/explained_variance"):
-        assert model._last_metrics[key] == pytest.approx(logged[key], rel=1e-4, abs=1e-6), key
-    assert ("train/std" in model._last_metrics) == (env_id == "Pendulum-v1")
+        assert model.last_metrics[key] == pytest.approx(logged[key], rel=1e-4, abs=1e-6), key
+    assert ("train/std" in model.last_metrics) == (env_id == "Pendulum-v1")
 
 
 # errors --------------------------------------------------------------------------------------------
@@ -160,7 +160,7 @@ def test_learns_cartpole_quickly() -> None:
     before, _ = evaluate_policy(model, _seeded_env("CartPole-v1", 100), n_eval_episodes=10)
     model.learn(100_000, n_envs=n_envs)
     after, _ = evaluate_policy(model, _seeded_env("CartPole-v1", 100), n_eval_episodes=10)
-    assert model._last_metrics["rollout/ep_rew_mean"] > 100
+    assert model.last_metrics["rollout/ep_rew_mean"] > 100
     assert after >= 200 and after > before + 100, (before, after)
 
 
@@ -171,4 +171,4 @@ def test_solves_cartpole_with_rl_zoo_budget(seed: int) -> None:
     model = A2C(env="CartPole-v1", seed=seed, **kwargs).learn(n_timesteps, n_envs=n_envs)
     mean_reward, _ = evaluate_policy(model, _seeded_env("CartPole-v1", 1000 + seed), n_eval_episodes=20)
     assert mean_reward >= 475, mean_reward
-    assert np.isfinite(model._last_metrics["train/value_loss"])
+    assert np.isfinite(model.last_metrics["train/value_loss"])

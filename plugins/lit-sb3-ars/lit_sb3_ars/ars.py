@@ -148,13 +148,13 @@ class ARS(RLAlgorithm):
         except TypeError as exc:
             raise ConfigurationError(f"policy_kwargs do not fit {policy_cls.__name__}: {exc}") from None
 
-    def _setup_model(self) -> None:
+    def setup_model(self) -> None:
         """Count the weights and zero them if asked.
 
         No gradient ever flows (training runs under ``torch.no_grad``), but the weights keep
         ``requires_grad``: Lightning's DDP refuses to wrap a module without trainable parameters.
         """
-        policy = self._require_policy()
+        policy = self.require_policy()
         self.n_params = int(sum(p.numel() for p in policy.parameters()))
         if self.zero_policy:
             with torch.no_grad():
@@ -186,11 +186,11 @@ class ARS(RLAlgorithm):
     @torch.no_grad()
     def training_step(self, batch: Any, batch_idx: int) -> None:
         """One ARS iteration: perturb, evaluate ``2 * n_delta`` candidates, step the weights."""
-        policy = self._require_policy()
+        policy = self.require_policy()
         assert isinstance(policy, ARSPolicy)
         self.update_progress()
-        delta_std = self.delta_std_schedule(self._progress_remaining)
-        learning_rate = self.lr_schedule(self._progress_remaining)
+        delta_std = self.delta_std_schedule(self.progress_remaining)
+        learning_rate = self.lr_schedule(self.progress_remaining)
 
         weights = parameters_to_vector(policy.parameters())
         deltas = torch.randn(self.n_delta, self.n_params, device=weights.device)
@@ -212,13 +212,13 @@ class ARS(RLAlgorithm):
 
         metrics = {
             **self._episode_metrics,
-            "train/iterations": self._n_updates,
+            "train/iterations": self.n_updates,
             "train/delta_std": delta_std,
             "train/learning_rate": learning_rate,
             "train/step_size": float(step_size.item()),
             "rollout/return_std": float(return_std.item()),
         }
-        self._n_updates += 1
+        self.n_updates += 1
         self.iterations += 1
         self.log_iteration(metrics)
         self.stop_if_budget_reached()
@@ -263,13 +263,13 @@ class ARS(RLAlgorithm):
         sums: environment steps, episode returns, episode lengths, episodes, then (with observation
         normalization) observations and squared observations.
         """
-        env, policy = self._env, self.policy
+        env, policy = self.vector_env, self.policy
         assert env is not None and isinstance(policy, ARSPolicy)
         n_envs, n_eval = env.num_envs, self.n_eval_episodes
         n_jobs = len(candidates) * n_eval
         device = candidates.device
-        obs = self._last_obs
-        if not np.all(self._last_episode_starts):
+        obs = self.last_obs
+        if not np.all(self.last_episode_starts):
             # Candidates are scored on whole episodes: restart envs left mid-episode by the last iteration.
             obs, _ = env.reset()
         center = parameters_to_vector(policy.parameters())
@@ -321,7 +321,7 @@ class ARS(RLAlgorithm):
                     episode_return[i] = 0.0
                     episode_length[i] = 0
         # Module attributes are written once per iteration: LightningModule.__setattr__ is slow per step.
-        self._last_obs, self._last_episode_starts = obs, dones
+        self.last_obs, self.last_episode_starts = obs, dones
         totals = [steps * n_envs, sum(finished_returns), sum(finished_lengths), len(finished_returns)]
         moments = torch.tensor(totals, dtype=torch.float64)
         if normalizer is not None:

@@ -83,14 +83,14 @@ class ARSPolicy(nn.Module):
         self.net_arch = net_arch
         self.squash_output = isinstance(action_space, spaces.Box) and squash_output
         self.discrete = isinstance(action_space, spaces.Discrete)
-        self._preprocess = ObsPreprocessor(observation_space)
+        self.obs_preprocessor = ObsPreprocessor(observation_space)
         features_dim = flat_feature_dim(observation_space)
         output_dim = int(action_space.n) if self.discrete else int(np.prod(action_space.shape))  # type: ignore[attr-defined]
         self.action_net = _mlp(features_dim, output_dim, net_arch, activation, with_bias, self.squash_output)
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
         """Observations as flat float rows (one-hot for discrete spaces)."""
-        return self._preprocess(obs).reshape(obs.shape[0], -1)
+        return self.obs_preprocessor(obs).reshape(obs.shape[0], -1)
 
     # actions --------------------------------------------------------------------------------------
     def _actions(self, outputs: torch.Tensor) -> torch.Tensor:

@@ -165,7 +165,7 @@ def test_parallel_envs_score_candidates_exactly_as_one_env() -> None:
 def test_logs_sb3_contribs_metrics_and_counts_every_step() -> None:
     model = ARS("LinearPolicy", n_delta=4, seed=0)
     model.learn(500, env="CartPole-v1", n_envs=2)
-    metrics = model._last_metrics
+    metrics = model.last_metrics
     for key in ("train/step_size", "train/delta_std", "train/learning_rate", "train/iterations",
                 "rollout/return_std", "rollout/ep_rew_mean", "rollout/ep_len_mean", "time/fps"):  # fmt: skip
         assert key in metrics, key

@@ -156,14 +156,14 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
             checkpoint_replay_buffer=checkpoint_replay_buffer,
         )
 
-    def _check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+    def check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
         if isinstance(observation_space, spaces.Dict):
             raise ConfigurationError(
                 f"CrossQ does not support Dict observations ({describe_space(observation_space)}): like "
                 "sb3-contrib's CrossQ it has MlpPolicy only. Flatten them with "
                 "gymnasium.wrappers.FlattenObservation, or use SAC's MultiInputPolicy."
             )
-        super()._check_spaces(observation_space, action_space)
+        super().check_spaces(observation_space, action_space)
 
     def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
         policy, buffer = self.policy, self.replay_buffer
@@ -178,7 +178,7 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
         log_ent_coef = policy.log_ent_coef if self.learn_ent_coef else None
         target_entropy = self.target_entropy
         for _ in range(gradient_steps):
-            self._n_updates += 1
+            self.n_updates += 1
             data = buffer.sample(batch_size)
             discounts = data.discounts if data.discounts is not None else self.gamma
             observations = preprocess(data.observations)
@@ -212,7 +212,7 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
             self.optimizer_step(critic_optimizer, critic_loss)
             self.record("critic_loss", critic_loss)
 
-            if self._n_updates % self.policy_delay == 0:
+            if self.n_updates % self.policy_delay == 0:
                 set_training(actor_norms, True)
                 actions_pi, log_prob = actor.action_log_prob(observations)
                 set_training(actor_norms, False)
@@ -229,6 +229,6 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
 
     def collect_metrics(self) -> dict[str, float]:
         metrics = super().collect_metrics()
-        if not self.learn_ent_coef and self._n_updates:
+        if not self.learn_ent_coef and self.n_updates:
             metrics["train/ent_coef"] = self.ent_coef_init
         return metrics

@@ -111,7 +111,7 @@ def test_update_switches_batch_renorm_modes_as_sb3_contrib() -> None:
     assert passes(calls, layers) == expected
     critic_norm, actor_norm = model.policy.critic_norms[0], model.policy.actor_norms[0]
     assert critic_norm.steps.item() == 6 and actor_norm.steps.item() == 3  # training passes only
-    assert model._n_updates == 6
+    assert model.n_updates == 6
 
 
 def test_predict_uses_running_statistics_and_changes_nothing() -> None:
@@ -161,7 +161,7 @@ def test_without_batch_norm_it_is_sac_without_targets() -> None:
     assert not any(isinstance(m, BatchRenorm) for m in model.policy.modules())
     assert model.policy.actor_norms == [] and model.policy.critic_norms == []
     model.learn(120)
-    assert model._n_updates == 70 and np.isfinite(model._last_metrics["train/critic_loss"])
+    assert model.n_updates == 70 and np.isfinite(model.last_metrics["train/critic_loss"])
 
 
 def test_entropy_temperature_and_metrics() -> None:
@@ -169,7 +169,7 @@ def test_entropy_temperature_and_metrics() -> None:
     assert learned.target_entropy == -1.0  # -dim(A) for Pendulum
     assert learned.policy.log_ent_coef.item() == pytest.approx(math.log(0.1))
     learned.learn(200)
-    metrics = learned._last_metrics
+    metrics = learned.last_metrics
     for key in (
         "train/actor_loss",
         "train/critic_loss",
@@ -182,7 +182,7 @@ def test_entropy_temperature_and_metrics() -> None:
     assert metrics["train/ent_coef"] != pytest.approx(0.1)  # it moved
     fixed = CrossQ(env="Pendulum-v1", ent_coef=0.2, target_entropy=-3.0, **SMALL).learn(200)
     assert not hasattr(fixed.policy, "log_ent_coef") and len(fixed.trainer.optimizers) == 2
-    assert fixed._last_metrics["train/ent_coef"] == 0.2 and "train/ent_coef_loss" not in fixed._last_metrics
+    assert fixed.last_metrics["train/ent_coef"] == 0.2 and "train/ent_coef_loss" not in fixed.last_metrics
     assert fixed.target_entropy == -3.0
 
 
@@ -206,7 +206,7 @@ def test_shared_extractor_n_critics_and_several_envs() -> None:
     model = CrossQ(env="Pendulum-v1", **kwargs)
     assert len(model.policy.critic.q_networks) == 3 and len(model.policy.critic_norms) == 9
     model.learn(120, n_envs=2)
-    assert model._n_updates == 35  # one update per vector step once past learning_starts
+    assert model.n_updates == 35  # one update per vector step once past learning_starts
 
 
 def test_unsupported_spaces_and_bad_arguments_are_refused() -> None:

@@ -96,7 +96,7 @@ def test_actor_and_targets_update_every_step_and_n_critics_can_be_raised() -> No
     model.record = counting  # type: ignore[method-assign]
     model.learn(80)  # 30 gradient steps
     assert counts == {"critic_loss": 30, "actor_loss": 30}
-    assert {"train/actor_loss", "train/critic_loss", "train/n_updates"} <= set(model._last_metrics)
+    assert {"train/actor_loss", "train/critic_loss", "train/n_updates"} <= set(model.last_metrics)
     twin = DDPG(env="Pendulum-v1", policy_kwargs={"net_arch": [32, 32], "n_critics": 2}, **SMALL)
     assert twin.policy.critic.n_critics == 2
     assert model.hparams["policy_kwargs"] == {"net_arch": [32, 32]}  # the default is applied, not saved

@@ -159,7 +159,7 @@ class DQN(OffPolicyAlgorithm):
         self.hparams.pop("action_noise", None)  # DQN has no action noise
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
-        return self.make_optimizer(self._require_policy().q_net.parameters())  # type: ignore[union-attr]
+        return self.make_optimizer(self.require_policy().q_net.parameters())  # type: ignore[union-attr]
 
     def on_fit_start(self) -> None:
         super().on_fit_start()
@@ -172,22 +172,22 @@ class DQN(OffPolicyAlgorithm):
             self.exploration_initial_eps,
             self.exploration_final_eps,
             self.exploration_fraction,
-            self._progress_remaining,
+            self.progress_remaining,
         )
 
     # collection -----------------------------------------------------------------------------------------
     def on_env_step(self) -> None:
-        if self._n_calls % self._target_every == 0:
+        if self.n_calls % self._target_every == 0:
             policy = self.policy
             update_target(policy.q_net, policy.q_net_target, self.tau)  # type: ignore[union-attr]
         self.exploration_rate = self._epsilon()
 
     def explore(self, obs: Any) -> np.ndarray:
         """Epsilon-greedy: one draw decides for all environments of the step, as in SB3."""
-        assert self._rng is not None and self._env is not None
-        if self._rng.random() < self.exploration_rate:
+        assert self.exploration_rng is not None and self.vector_env is not None
+        if self.exploration_rng.random() < self.exploration_rate:
             start = int(self.action_space.start)  # type: ignore[union-attr]
-            return np.asarray(self._env.action_space.sample()) - start
+            return np.asarray(self.vector_env.action_space.sample()) - start
         return self.policy(obs_to_tensor(obs, self.device)).cpu().numpy()  # type: ignore[misc]
 
     def predict(
@@ -200,7 +200,7 @@ class DQN(OffPolicyAlgorithm):
         """Greedy actions, or (``deterministic=False``) epsilon-greedy at the current exploration rate."""
         if not deterministic and np.random.rand() < self.exploration_rate:
             assert self.action_space is not None
-            _, single = self._batch_observation(observation)
+            _, single = self.batch_observation(observation)
             if single:
                 return np.asarray(self.action_space.sample()), state
             first = next(iter(observation.values())) if isinstance(observation, dict) else observation
@@ -224,7 +224,7 @@ class DQN(OffPolicyAlgorithm):
             loss = F.smooth_l1_loss(current_q, target_q)
             self.optimizer_step(optimizer, loss, self.max_grad_norm)
             self.record("loss", loss)
-        self._n_updates += gradient_steps
+        self.n_updates += gradient_steps
 
     def collect_metrics(self) -> dict[str, float]:
         return {**super().collect_metrics(), "rollout/exploration_rate": self.exploration_rate}

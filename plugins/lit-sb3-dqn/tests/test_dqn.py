@@ -32,7 +32,7 @@ def test_learns_cartpole() -> None:
     model.learn(20_000, env="CartPole-v1")
     mean_reward, _ = evaluate_policy(model, "CartPole-v1", n_eval_episodes=10)
     assert mean_reward >= 100, mean_reward
-    assert model._last_metrics["rollout/ep_rew_mean"] > 60
+    assert model.last_metrics["rollout/ep_rew_mean"] > 60
 
 
 def test_epsilon_schedule_and_logged_metrics() -> None:
@@ -40,7 +40,7 @@ def test_epsilon_schedule_and_logged_metrics() -> None:
     assert linear_epsilon(1.0, 0.05, 0.1, 0.95) == pytest.approx(0.525)
     assert linear_epsilon(1.0, 0.05, 0.1, 0.5) == 0.05
     model = DQN(env="CartPole-v1", exploration_fraction=0.5, **SMALL).learn(1000)
-    metrics = model._last_metrics
+    metrics = model.last_metrics
     # Half the budget decays epsilon to its final value; the last write is at the end of the run.
     assert metrics["rollout/exploration_rate"] == pytest.approx(0.05)
     for key in ("train/loss", "train/n_updates", "train/learning_rate", "rollout/ep_rew_mean", "time/fps"):
@@ -96,7 +96,7 @@ def test_predict_explores_only_when_not_deterministic() -> None:
 )
 def test_variants_train(kwargs: dict) -> None:
     model = DQN(env="CartPole-v1", **{**SMALL, **kwargs}).learn(300)
-    assert model._n_updates > 0
+    assert model.n_updates > 0
     assert all(torch.isfinite(p).all() for p in model.policy.parameters())
 
 
@@ -129,6 +129,6 @@ def test_cnn_policy_on_channel_last_images_with_compact_buffer() -> None:
         seed=0,
     ).learn(40)
     assert model.replay_buffer.observations[""].dtype == np.uint8  # stored once, as bytes
-    assert model.replay_buffer.next_observations is None and model._n_updates == 2
+    assert model.replay_buffer.next_observations is None and model.n_updates == 2
     action, _ = model.predict(image.sample(), deterministic=True)
     assert 0 <= int(action) < 3

@@ -294,10 +294,10 @@ class HerReplayBuffer(DictReplayBuffer):
         """``batch_size`` transitions of finished episodes: real ones first, then ``her_ratio`` virtual ones."""
         rows, envs = self._sample_transitions(batch_size)
         flat = rows * self.n_envs + envs
-        assert self._flat_next_obs is not None  # optimize_memory_usage is refused
-        observations = {key: array[flat] for key, array in self._flat_obs.items()}
-        next_observations = {key: array[flat] for key, array in self._flat_next_obs.items()}
-        rewards = self._flat_rewards[flat]
+        assert self.flat_next_observations is not None  # optimize_memory_usage is refused
+        observations = {key: array[flat] for key, array in self.flat_observations.items()}
+        next_observations = {key: array[flat] for key, array in self.flat_next_observations.items()}
+        rewards = self.flat_rewards[flat]
         n_real = batch_size - int(self.her_ratio * batch_size)
         if n_real < batch_size:
             goals = self._sample_goals(rows[n_real:], envs[n_real:], flat[n_real:])
@@ -305,15 +305,15 @@ class HerReplayBuffer(DictReplayBuffer):
             next_observations["desired_goal"][n_real:] = goals
             # r_t depends on s_{t+1}: score the goal the *next* observation achieved against the new goal.
             rewards[n_real:] = self._relabelled_rewards(next_observations["achieved_goal"][n_real:], goals)
-        dones = self._flat_dones[flat]
+        dones = self.flat_dones[flat]
         if self.handle_timeout_termination:
-            dones = dones - self._flat_timeouts[flat]  # timeouts are a subset of dones
+            dones = dones - self.flat_timeouts[flat]  # timeouts are a subset of dones
         return ReplaySamples(
-            observations=self._obs_tensors(observations),
-            actions=self._to_tensor(self._flat_actions[flat]),
-            next_observations=self._obs_tensors(next_observations),
-            dones=self._to_tensor(dones.reshape(-1, 1)),
-            rewards=self._to_tensor(rewards.reshape(-1, 1)),
+            observations=self.observations_to_torch(observations),
+            actions=self.to_torch(self.flat_actions[flat]),
+            next_observations=self.observations_to_torch(next_observations),
+            dones=self.to_torch(dones.reshape(-1, 1)),
+            rewards=self.to_torch(rewards.reshape(-1, 1)),
         )
 
     def _sample_transitions(self, batch_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -356,8 +356,8 @@ class HerReplayBuffer(DictReplayBuffer):
         else:
             steps = self.rng.integers(0, lengths)
         goal_rows = (starts + steps) % self.buffer_size
-        assert self._flat_next_obs is not None
-        return self._flat_next_obs["achieved_goal"][goal_rows * self.n_envs + envs]
+        assert self.flat_next_observations is not None
+        return self.flat_next_observations["achieved_goal"][goal_rows * self.n_envs + envs]
 
     def _relabelled_rewards(self, achieved: np.ndarray, goals: np.ndarray) -> np.ndarray:
         if self._compute_reward is None:
@@ -375,8 +375,8 @@ class HerReplayBuffer(DictReplayBuffer):
         return rewards.reshape(len(goals))
 
     # persistence ----------------------------------------------------------------------------------------
-    def _header(self) -> dict[str, Any]:
-        header = super()._header()
+    def storage_header(self) -> dict[str, Any]:
+        header = super().storage_header()
         header["her"] = {
             "n_sampled_goal": self.n_sampled_goal,
             "goal_selection_strategy": self.goal_selection_strategy.value,
@@ -385,14 +385,14 @@ class HerReplayBuffer(DictReplayBuffer):
         }
         return header
 
-    def _arrays(self) -> dict[str, np.ndarray]:
-        arrays = super()._arrays()
+    def storage_arrays(self) -> dict[str, np.ndarray]:
+        arrays = super().storage_arrays()
         rows = self.size()
         arrays["ep_start"] = self.ep_start[:rows]
         arrays["ep_length"] = self.ep_length[:rows]
         return arrays
 
-    def _restore(self, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    def restore_storage(self, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         her = header.get("her")
         if her is None:
             raise ConfigurationError(
@@ -400,7 +400,7 @@ class HerReplayBuffer(DictReplayBuffer):
                 "HER's episode bookkeeping, so HerReplayBuffer cannot restore it. Load it with the class "
                 "that saved it, or start the HER buffer empty."
             )
-        super()._restore(header, arrays)  # resets the bookkeeping too
+        super().restore_storage(header, arrays)  # resets the bookkeeping too
         self.n_sampled_goal = int(her["n_sampled_goal"])
         self.goal_selection_strategy = _parse_strategy(her["goal_selection_strategy"])
         rows = len(arrays["ep_start"])

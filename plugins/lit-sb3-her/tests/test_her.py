@@ -13,7 +13,7 @@ import pytest
 import torch
 from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 
-from lit_sb3_core import RLEnvDataModule, RLTrainer, get_buffer_class, list_buffers
+from lit_sb3_core import RLEnvDataModule, RLTrainer, cli_main, get_buffer_class, list_buffers
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_dqn import DQN
 from lit_sb3_her import BitFlippingEnv, GoalSelectionStrategy, HerReplayBuffer
@@ -105,7 +105,7 @@ def test_sac_with_her_trains_and_predicts_on_continuous_bits() -> None:
     buffer = model.replay_buffer
     assert isinstance(buffer, HerReplayBuffer) and buffer.size() == 300
     assert buffer.n_sampled_goal == 2 and buffer.goal_selection_strategy is GoalSelectionStrategy.FINAL
-    assert model._n_updates == 250
+    assert model.n_updates == 250
     assert all(torch.isfinite(p).all() for p in model.policy.parameters())
     obs, _ = BitFlippingEnv(n_bits=4, continuous=True).reset(seed=0)
     action, _ = model.predict(obs, deterministic=True)
@@ -128,7 +128,7 @@ def test_other_off_policy_algorithms_take_the_buffer(cls: type, kwargs: dict) ->
     continuous = kwargs.pop("continuous")
     model = cls("MultiInputPolicy", replay_buffer_class="her", **SMALL, **kwargs)
     model.learn(200, env=BitFlippingEnv(n_bits=5, continuous=continuous))
-    assert isinstance(model.replay_buffer, HerReplayBuffer) and model._n_updates > 0
+    assert isinstance(model.replay_buffer, HerReplayBuffer) and model.n_updates > 0
     assert all(torch.isfinite(p).all() for p in model.policy.parameters())
 
 
@@ -144,7 +144,7 @@ def test_parallel_environments_keep_their_episodes_apart(vectorization: str) -> 
     finally:
         data.close()  # the async workers end with the test
     buffer = model.replay_buffer
-    assert buffer.n_envs == 2 and buffer.size() == 200 and model._n_updates > 0
+    assert buffer.n_envs == 2 and buffer.size() == 200 and model.n_updates > 0
     assert buffer.env is model.get_env()
     for env in (0, 1):
         starts, lengths = buffer.ep_start[:200, env], buffer.ep_length[:200, env]
@@ -171,7 +171,7 @@ def test_registered_by_name_and_model_files_round_trip(tmp_path: Path) -> None:
         loaded.predict(obs, deterministic=True)[0], by_name.predict(obs, deterministic=True)[0], atol=1e-6
     )
     loaded.learn(120, env=BitFlippingEnv(n_bits=4, continuous=True))  # a new HER buffer from the saved name
-    assert isinstance(loaded.replay_buffer, HerReplayBuffer) and loaded._n_updates > 0
+    assert isinstance(loaded.replay_buffer, HerReplayBuffer) and loaded.n_updates > 0
 
 
 def test_replay_buffer_files_through_the_algorithm(tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ def test_replay_buffer_files_through_the_algorithm(tmp_path: Path) -> None:
     np.testing.assert_array_equal(loaded._current_ep_len, model.replay_buffer._current_ep_len)
     other.learn(100)
     assert other.replay_buffer is loaded and loaded.env is other.get_env() and loaded.size() == 300
-    assert other._n_updates > 0
+    assert other.n_updates > 0
 
 
 def test_checkpoint_resume_restores_the_episode_bookkeeping(tmp_path: Path) -> None:
@@ -245,8 +245,6 @@ def test_checkpoint_resume_restores_the_episode_bookkeeping(tmp_path: Path) -> N
 
 
 def test_a_yaml_config_names_the_buffer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lit_sb3_core.cli.main import main
-
     monkeypatch.chdir(tmp_path)
     config = tmp_path / "her.yaml"
     config.write_text(
@@ -263,7 +261,7 @@ data:
   env_kwargs: {n_bits: 10, max_steps: 12}
 """
     )
-    code = main(
+    code = cli_main(
         [
             "fit",
             "--config",

@@ -107,7 +107,7 @@ class MaskableActorCriticPolicy(ActorCriticPolicy):
             optimizer_kwargs=optimizer_kwargs,
         )
 
-    def _build_action_head(self, latent_dim: int, log_std_init: float) -> None:
+    def build_action_head(self, latent_dim: int, log_std_init: float) -> None:
         self.log_std = None
         if self.mask_nvec is None:
             self.action_net = MaskableCategoricalDistribution.make_head(latent_dim, self.mask_dims)
@@ -136,7 +136,7 @@ class MaskableActorCriticPolicy(ActorCriticPolicy):
             )
         return masks.reshape(logits.shape[0], self.mask_dims)
 
-    def _latents(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def latents(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         pi_features, vf_features = self.extract_features(obs)
         if self.vf_features_extractor is None:
             return self.mlp_extractor(pi_features)
@@ -150,7 +150,7 @@ class MaskableActorCriticPolicy(ActorCriticPolicy):
         self, obs: Any, deterministic: bool = False, action_masks: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Sample allowed actions; return ``(actions, values, log_prob)`` as collected into a rollout."""
-        latent_pi, latent_vf = self._latents(obs)
+        latent_pi, latent_vf = self.latents(obs)
         dist = self.distribution(latent_pi, action_masks)
         actions = dist.get_actions(deterministic)
         return actions, self.value_net(latent_vf).squeeze(-1), dist.log_prob(actions)
@@ -159,7 +159,7 @@ class MaskableActorCriticPolicy(ActorCriticPolicy):
         self, obs: Any, actions: torch.Tensor, action_masks: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Values, log-likelihood and (masked) entropy of given actions: what the PPO loss needs."""
-        latent_pi, latent_vf = self._latents(obs)
+        latent_pi, latent_vf = self.latents(obs)
         dist = self.distribution(latent_pi, action_masks)
         return self.value_net(latent_vf).squeeze(-1), dist.log_prob(actions), dist.entropy()
 

@@ -134,14 +134,14 @@ class MaskablePPO(PPO):
             self.hparams.pop(name, None)
 
     # construction ---------------------------------------------------------------------------------
-    def _check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+    def check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
         if isinstance(action_space, spaces.Box):
             raise ConfigurationError(
                 f"MaskablePPO masks a choice among discrete actions; the env has continuous "
                 f"{describe_space(action_space)} actions. Use PPO for Box actions, or give the env Discrete, "
                 "MultiDiscrete or MultiBinary actions."
             )
-        super()._check_spaces(observation_space, action_space)
+        super().check_spaces(observation_space, action_space)
 
     def make_policy(
         self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
@@ -176,10 +176,13 @@ class MaskablePPO(PPO):
                 gae_lambda=self.gae_lambda,
             )
         if self.use_masking:
-            assert self._env is not None
-            self._check_masks(self._env, "training")
+            assert self.vector_env is not None
+            self._check_masks(self.vector_env, "training")
         # Evaluation during fit (a val_env) masks exactly when training does.
-        self._eval_options = {**(getattr(self, "_eval_options", None) or {}), "use_masking": self.use_masking}
+        self.evaluation_options = {
+            **(getattr(self, "evaluation_options", None) or {}),
+            "use_masking": self.use_masking,
+        }
 
     def _check_masks(self, env: VectorEnv, which: str) -> None:
         """Fail early, with the fix, when ``env`` gives no masks or masks of the wrong size."""
@@ -205,9 +208,9 @@ class MaskablePPO(PPO):
         the rollout buffer beside the transition the core loop is about to add."""
         masks = None
         if self.use_masking:
-            assert self._env is not None and isinstance(self.rollout_buffer, MaskableRolloutBuffer)
+            assert self.vector_env is not None and isinstance(self.rollout_buffer, MaskableRolloutBuffer)
             # After a SAME_STEP autoreset the env already shows the new episode, as the observations do.
-            masks = torch.as_tensor(get_action_masks(self._env), device=self.device)
+            masks = torch.as_tensor(get_action_masks(self.vector_env), device=self.device)
             self.rollout_buffer.store_masks(masks)
         return self.policy(obs, action_masks=masks)  # type: ignore[misc]
 
@@ -232,8 +235,8 @@ class MaskablePPO(PPO):
         ``(batch, mask_dims)`` booleans) restricts them to allowed ones."""
         if action_masks is None:
             return super().predict(observation, state, episode_start, deterministic)
-        policy = self._require_policy()
-        obs, single = self._batch_observation(observation)
+        policy = self.require_policy()
+        obs, single = self.batch_observation(observation)
         masks = torch.as_tensor(np.asarray(action_masks, dtype=bool), device=self.device)
         was_training = policy.training
         policy.train(False)
@@ -243,7 +246,7 @@ class MaskablePPO(PPO):
                 actions = policy.predict_actions(obs_tensor, deterministic, action_masks=masks)  # type: ignore[operator]
         finally:
             policy.train(was_training)
-        return self._postprocess_actions(actions, single), state
+        return self.unbatch_actions(actions, single), state
 
     def learn(
         self,

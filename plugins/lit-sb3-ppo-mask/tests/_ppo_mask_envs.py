@@ -44,7 +44,7 @@ class MaskedChoicesEnv(gym.Env):
             raise ValueError(kind)
         self.observation_space = spaces.Box(0.0, 1.0, (sum(self.nvec),), np.float32)
         self._mask = np.ones(sum(self.nvec), dtype=bool)
-        self._t = 0
+        self._step_count = 0
 
     def _draw_mask(self) -> None:
         blocks = []
@@ -62,7 +62,7 @@ class MaskedChoicesEnv(gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
-        self._t = 0
+        self._step_count = 0
         self._draw_mask()
         return self._obs(), {}
 
@@ -76,9 +76,9 @@ class MaskedChoicesEnv(gym.Env):
             reward = -1.0
         else:
             reward = float(np.mean([c / (n - 1) for c, n in zip(choices, self.nvec)]))
-        self._t += 1
+        self._step_count += 1
         self._draw_mask()
-        return self._obs(), reward, False, self._t >= self.episode_length, {}
+        return self._obs(), reward, False, self._step_count >= self.episode_length, {}
 
     def action_masks(self) -> np.ndarray:
         return self._mask.copy()

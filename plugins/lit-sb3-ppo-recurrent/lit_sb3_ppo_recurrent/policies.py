@@ -181,7 +181,7 @@ class RecurrentActorCriticPolicy(ActorCriticPolicy):
                 features_dim, lstm_hidden_size, num_layers=n_lstm_layers, **lstm_kwargs
             )
 
-    def _build_mlp_extractor(self) -> MlpExtractor:
+    def build_mlp_extractor(self) -> MlpExtractor:
         return MlpExtractor(self.lstm_hidden_size, self.net_arch, self.activation_fn)
 
     # hidden states ------------------------------------------------------------------------------
@@ -221,15 +221,15 @@ class RecurrentActorCriticPolicy(ActorCriticPolicy):
         return output.reshape(n_cells, -1).index_select(0, sequences.positions), state
 
     def _pi_features(self, obs: Any) -> torch.Tensor:
-        return self.features_extractor(self._preprocess(obs))
+        return self.features_extractor(self.obs_preprocessor(obs))
 
     def _vf_features(self, obs: Any) -> torch.Tensor:
         extractor = (
             self.vf_features_extractor if self.vf_features_extractor is not None else self.features_extractor
         )
-        return extractor(self._preprocess(obs))
+        return extractor(self.obs_preprocessor(obs))
 
-    def _latents(  # type: ignore[override]
+    def latents(  # type: ignore[override]
         self,
         obs: Any,
         lstm_states: RNNStates,
@@ -259,7 +259,7 @@ class RecurrentActorCriticPolicy(ActorCriticPolicy):
         self, obs: Any, lstm_states: RNNStates, episode_starts: torch.Tensor, deterministic: bool = False
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, RNNStates]:
         """One step for every env: ``(actions, values, log_prob, new lstm_states)``, as a rollout collects."""
-        latent_pi, latent_vf, new_states = self._latents(obs, lstm_states, episode_starts)
+        latent_pi, latent_vf, new_states = self.latents(obs, lstm_states, episode_starts)
         dist = self.distribution(latent_pi)
         actions = dist.get_actions(deterministic)
         return actions, self.value_net(latent_vf).squeeze(-1), dist.log_prob(actions), new_states
@@ -274,7 +274,7 @@ class RecurrentActorCriticPolicy(ActorCriticPolicy):
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Values, log-likelihood and entropy of ``actions``; with ``sequences``, over padded sequences
         that start from ``lstm_states`` (one row per sequence, reset where ``episode_starts``)."""
-        latent_pi, latent_vf, _ = self._latents(obs, lstm_states, episode_starts, sequences)
+        latent_pi, latent_vf, _ = self.latents(obs, lstm_states, episode_starts, sequences)
         dist = self.distribution(latent_pi)
         return self.value_net(latent_vf).squeeze(-1), dist.log_prob(actions), dist.entropy()
 

@@ -157,7 +157,7 @@ class RecurrentPPO(OnPolicyAlgorithm):
 
     @property
     def recurrent_policy(self) -> RecurrentActorCriticPolicy:
-        policy = self._require_policy()
+        policy = self.require_policy()
         assert isinstance(policy, RecurrentActorCriticPolicy)
         return policy
 
@@ -186,8 +186,8 @@ class RecurrentPPO(OnPolicyAlgorithm):
         else:  # learn(reset_num_timesteps=False) continues the episodes in flight, and their memory
             self._last_lstm_states = RNNStates(*(tuple(s.to(self.device) for s in pair) for pair in states))
 
-    def _reset_env(self, seed: int | None) -> None:
-        super()._reset_env(seed)
+    def reset_env(self, seed: int | None) -> None:
+        super().reset_env(seed)
         # Fresh episodes start with an empty memory.
         self._last_lstm_states = self.recurrent_policy.initial_state(self.n_envs, self.device)
 
@@ -195,7 +195,7 @@ class RecurrentPPO(OnPolicyAlgorithm):
         """One step of every env from the carried LSTM states; stores the states the step started from."""
         assert self.rollout_buffer is not None and self._last_lstm_states is not None
         self.rollout_buffer.add_lstm_states(self._last_lstm_states)
-        episode_starts = torch.as_tensor(self._last_episode_starts, dtype=torch.float32).to(self.device)
+        episode_starts = torch.as_tensor(self.last_episode_starts, dtype=torch.float32).to(self.device)
         actions, values, log_probs, self._last_lstm_states = self.recurrent_policy(
             obs, self._last_lstm_states, episode_starts
         )
@@ -207,7 +207,7 @@ class RecurrentPPO(OnPolicyAlgorithm):
         assert self._last_lstm_states is not None
         hidden, cell = self._last_lstm_states.vf
         if env_indices is None:
-            episode_starts = torch.as_tensor(self._last_episode_starts, dtype=torch.float32).to(self.device)
+            episode_starts = torch.as_tensor(self.last_episode_starts, dtype=torch.float32).to(self.device)
         else:
             rows = torch.as_tensor(env_indices, dtype=torch.long, device=hidden.device)
             hidden, cell = hidden[:, rows], cell[:, rows]
@@ -221,8 +221,8 @@ class RecurrentPPO(OnPolicyAlgorithm):
         assert buffer is not None
         optimizer = self.optimizers()
         learning_rate = self.update_learning_rate(optimizer)
-        clip_range = self.clip_range(self._progress_remaining)
-        clip_range_vf = self.clip_range_vf(self._progress_remaining) if self.clip_range_vf else None
+        clip_range = self.clip_range(self.progress_remaining)
+        clip_range_vf = self.clip_range_vf(self.progress_remaining) if self.clip_range_vf else None
 
         # Per-minibatch values stay tensors and are reduced once at the end: no .item() in the loop.
         pg_losses: list[torch.Tensor] = []
@@ -273,11 +273,11 @@ class RecurrentPPO(OnPolicyAlgorithm):
                     continue_training = False
                     if self.verbose >= 1:
                         print(
-                            f"Early stopping at step {self._n_updates} due to reaching max kl: {approx_kl:.2f}"
+                            f"Early stopping at step {self.n_updates} due to reaching max kl: {approx_kl:.2f}"
                         )
                     break
                 self.optimizer_step(optimizer, loss, self.max_grad_norm)
-            self._n_updates += 1
+            self.n_updates += 1
             if not continue_training:
                 break
 
@@ -289,7 +289,7 @@ class RecurrentPPO(OnPolicyAlgorithm):
             "train/clip_fraction": torch.stack(clip_fractions).mean().item(),
             "train/loss": float(loss.item()),
             "train/explained_variance": explained_variance(buffer.values.flatten(), buffer.returns.flatten()),
-            "train/n_updates": self._n_updates,
+            "train/n_updates": self.n_updates,
             "train/clip_range": clip_range,
             "train/learning_rate": learning_rate,
         }
@@ -320,7 +320,7 @@ class RecurrentPPO(OnPolicyAlgorithm):
             ``(actions, (hidden, cell))``: feed the state back with the next observation.
         """
         policy = self.recurrent_policy
-        obs, single = self._batch_observation(observation)
+        obs, single = self.batch_observation(observation)
         n_envs = len(next(iter(obs.values()))) if isinstance(obs, dict) else len(obs)
         lstm_state = self._predict_state(state, n_envs)
         if episode_start is None:
@@ -342,7 +342,7 @@ class RecurrentPPO(OnPolicyAlgorithm):
                 )
         finally:
             policy.train(was_training)
-        return self._postprocess_actions(actions, single), (hidden.cpu().numpy(), cell.cpu().numpy())
+        return self.unbatch_actions(actions, single), (hidden.cpu().numpy(), cell.cpu().numpy())
 
     def _predict_state(self, state: Any, n_envs: int) -> tuple[torch.Tensor, torch.Tensor]:
         policy = self.recurrent_policy

@@ -256,9 +256,9 @@ def test_metrics_are_sb3_contribs() -> None:
         "train/clip_fraction", "train/loss", "train/explained_variance", "train/n_updates", "train/clip_range",
         "train/learning_rate", "time/fps", "time/iterations", "time/time_elapsed", "time/total_timesteps",
     }  # fmt: skip
-    assert expected <= set(model._last_metrics)
-    assert model._last_metrics["train/n_updates"] == 2 * model.n_epochs
-    assert all(np.isfinite(v) for k, v in model._last_metrics.items() if k.startswith("train/"))
+    assert expected <= set(model.last_metrics)
+    assert model.last_metrics["train/n_updates"] == 2 * model.n_epochs
+    assert all(np.isfinite(v) for k, v in model.last_metrics.items() if k.startswith("train/"))
 
 
 def test_continuous_actions_with_gsde_and_target_kl() -> None:
@@ -272,8 +272,8 @@ def test_continuous_actions_with_gsde_and_target_kl() -> None:
     }
     model = RecurrentPPO(**settings)
     model.learn(64, env="Pendulum-v1", n_envs=2)
-    assert "train/std" in model._last_metrics
-    assert model._n_updates < 2 * model.n_epochs  # target_kl stopped the epochs early
+    assert "train/std" in model.last_metrics
+    assert model.n_updates < 2 * model.n_epochs  # target_kl stopped the epochs early
     action, state = model.predict(np.zeros(3, dtype=np.float32), deterministic=True)
     assert action.shape == (1,) and -2.0 <= action[0] <= 2.0 and state[0].shape == (1, 1, 8)
 
@@ -386,7 +386,7 @@ def test_cnn_and_multi_input_lstm_policies_train_and_predict(
     env = functools.partial(_SpaceEnv, observation_space, action_space)
     model = RecurrentPPO(policy, env=env, **{**TINY, "policy_kwargs": {"lstm_hidden_size": 8}})
     model.learn(64, n_envs=2)
-    assert np.isfinite(model._last_metrics["train/loss"])
+    assert np.isfinite(model.last_metrics["train/loss"])
     observation_space.seed(0)
     obs = observation_space.sample()
     with warnings.catch_warnings():

@@ -95,7 +95,7 @@ def test_one_iteration_matches_sb3_contrib(case: dict[str, Any], monkeypatch: py
         assert not torch.equal(value, initial[key]) or key == "log_std", f"{key} did not train"
         torch.testing.assert_close(value, theirs[key], rtol=0, atol=1e-6, msg=key)
     logged = reference.logger.name_to_value
-    for key, value in model._last_metrics.items():
+    for key, value in model.last_metrics.items():
         if key.startswith("train/"):
             assert value == pytest.approx(float(logged[key]), rel=1e-4, abs=1e-6), key
 

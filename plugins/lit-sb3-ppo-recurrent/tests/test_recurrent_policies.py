@@ -229,4 +229,4 @@ def test_training_learns_with_a_shared_lstm_and_uneven_minibatches() -> None:
     )
     after = model.policy.state_dict()
     assert not torch.equal(before["lstm_actor.weight_hh_l0"], after["lstm_actor.weight_hh_l0"])
-    assert model._n_updates == 2 * 2
+    assert model.n_updates == 2 * 2

@@ -158,8 +158,8 @@ class PPO(OnPolicyAlgorithm):
         assert buffer is not None and isinstance(policy, torch.nn.Module)
         optimizer = self.optimizers()
         learning_rate = self.update_learning_rate(optimizer)
-        clip_range = self.clip_range(self._progress_remaining)
-        clip_range_vf = self.clip_range_vf(self._progress_remaining) if self.clip_range_vf else None
+        clip_range = self.clip_range(self.progress_remaining)
+        clip_range_vf = self.clip_range_vf(self.progress_remaining) if self.clip_range_vf else None
 
         # Per-minibatch values stay tensors and are reduced once at the end: no .item() in the loop.
         pg_losses: list[torch.Tensor] = []
@@ -204,11 +204,11 @@ class PPO(OnPolicyAlgorithm):
                     continue_training = False
                     if self.verbose >= 1:
                         print(
-                            f"Early stopping at step {self._n_updates} due to reaching max kl: {approx_kl:.2f}"
+                            f"Early stopping at step {self.n_updates} due to reaching max kl: {approx_kl:.2f}"
                         )
                     break
                 self.optimizer_step(optimizer, loss, self.max_grad_norm)
-            self._n_updates += 1
+            self.n_updates += 1
             if not continue_training:
                 break
 
@@ -220,7 +220,7 @@ class PPO(OnPolicyAlgorithm):
             "train/clip_fraction": torch.stack(clip_fractions).mean().item(),
             "train/loss": float(loss.item()),
             "train/explained_variance": explained_variance(buffer.values.flatten(), buffer.returns.flatten()),
-            "train/n_updates": self._n_updates,
+            "train/n_updates": self.n_updates,
             "train/clip_range": clip_range,
             "train/learning_rate": learning_rate,
         }

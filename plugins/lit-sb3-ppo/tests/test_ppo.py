@@ -56,7 +56,7 @@ def test_batch_size_that_does_not_divide_the_rollout_warns_like_sb3() -> None:
 def test_target_kl_stops_epochs_early() -> None:
     model = PPO(n_steps=256, batch_size=64, n_epochs=10, target_kl=1e-6, learning_rate=1e-2, seed=0)
     model.learn(256, env="CartPole-v1")
-    assert model._n_updates < 10
+    assert model.n_updates < 10
 
 
 def _train_zoo(seed: int, steps: int) -> float:

@@ -70,7 +70,7 @@ def _train_and_predict(
 ) -> PPO:
     model = PPO(policy, env=_env(observation_space, action_space), **{**SMALL, **kwargs})
     model.learn(256, n_envs=2)
-    assert model.num_timesteps >= 256 and np.isfinite(model._last_metrics["train/loss"])
+    assert model.num_timesteps >= 256 and np.isfinite(model.last_metrics["train/loss"])
     observation_space.seed(1)
     single = observation_space.sample()
     batch = (
@@ -203,7 +203,7 @@ def test_gsde_on_pendulum_resamples_noise_and_logs_std() -> None:
     model.learn(128, n_envs=2)
     # Two rollouts of 32 steps: each resamples at its start, then at steps 4, 8, ..., 28.
     assert calls == [2] * 16
-    std = model._last_metrics["train/std"]
+    std = model.last_metrics["train/std"]
     assert 0.2 < std < 0.6  # exp(-1) ~ 0.37 after a few small updates
     assert model.policy.log_std.shape == (64, 1)
     action, _ = model.predict(np.zeros(3, np.float32))

@@ -192,4 +192,4 @@ class QRDQN(DQN):
             loss = quantile_huber_loss(current_quantiles, target_quantiles, sum_over_quantiles=True)
             self.optimizer_step(optimizer, loss, self.max_grad_norm)
             self.record("loss", loss)
-        self._n_updates += gradient_steps
+        self.n_updates += gradient_steps

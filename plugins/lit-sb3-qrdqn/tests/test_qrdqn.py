@@ -65,4 +65,4 @@ def test_learns_cartpole() -> None:
     model.learn(20_000, env="CartPole-v1")
     mean_reward, _ = evaluate_policy(model, "CartPole-v1", n_eval_episodes=10)
     assert mean_reward >= 100, mean_reward
-    assert model._last_metrics["train/loss"] > 0
+    assert model.last_metrics["train/loss"] > 0

@@ -85,7 +85,7 @@ class EntropyTemperature:
         self.ent_coef = ent_coef
         self.target_entropy: Any = target_entropy
 
-    def _setup_model(self) -> None:
+    def setup_model(self) -> None:
         """Target entropy from the action size; the learned log-temperature lives in the policy's weights."""
         assert self.action_space is not None and self.policy is not None  # type: ignore[attr-defined]
         hparams = self.hparams  # type: ignore[attr-defined]
@@ -100,7 +100,7 @@ class EntropyTemperature:
 
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
         """Actor, critic and (when learned) temperature optimizers, in that order."""
-        policy = self._require_policy()  # type: ignore[attr-defined]
+        policy = self.require_policy()  # type: ignore[attr-defined]
         optimizers = [
             self.make_optimizer(policy.actor.parameters()),  # type: ignore[attr-defined]
             self.make_optimizer(policy.critic.parameters()),  # type: ignore[attr-defined]
@@ -261,15 +261,15 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         sample from the actor (``actor.action_log_prob``) must call it the same way.
         """
         if self.use_sde:
-            self._require_policy().actor.reset_noise(n_envs)
+            self.require_policy().actor.reset_noise(n_envs)
 
     @torch.inference_mode()
     def collect_chunk(self) -> int:
         """One ``train_freq`` chunk; with gSDE the noise is drawn afresh at its start (SB3's collect_rollouts)."""
         if self.use_sde:
-            assert self._env is not None
+            assert self.vector_env is not None
             self._sde_steps = 0
-            self.reset_actor_noise(self._env.num_envs)
+            self.reset_actor_noise(self.vector_env.num_envs)
         return super().collect_chunk()
 
     def on_env_step(self) -> None:
@@ -278,8 +278,8 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         if self.use_sde and self.sde_sample_freq > 0:
             self._sde_steps += 1
             if self._sde_steps % self.sde_sample_freq == 0:
-                assert self._env is not None
-                self.reset_actor_noise(self._env.num_envs)
+                assert self.vector_env is not None
+                self.reset_actor_noise(self.vector_env.num_envs)
 
     def random_warmup_steps(self) -> int:
         """``learning_starts``, or 0 with ``use_sde_at_warmup`` (the gSDE policy acts from the first step)."""
@@ -333,7 +333,7 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
 
             if step % self.target_update_interval == 0:
                 update_target(critic, critic_target, self.tau)
-        self._n_updates += gradient_steps
+        self.n_updates += gradient_steps
 
     def critic_loss(
         self, data: Any, observations: Any, next_observations: Any, ent_coef: Any, discounts: Any
@@ -356,8 +356,8 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
 
     def collect_metrics(self) -> dict[str, float]:
         metrics = super().collect_metrics()
-        if not self.learn_ent_coef and self._n_updates:
+        if not self.learn_ent_coef and self.n_updates:
             metrics["train/ent_coef"] = self.ent_coef_init
         if self.use_sde:
-            metrics["train/std"] = float(self._require_policy().actor.get_std().detach().mean())
+            metrics["train/std"] = float(self.require_policy().actor.get_std().detach().mean())
         return metrics

@@ -57,7 +57,7 @@ def test_entropy_temperature_forms() -> None:
     assert learned.target_entropy == -1.0  # -dim(A) for Pendulum
     assert learned.policy.log_ent_coef.item() == pytest.approx(math.log(0.1))
     learned.learn(200)
-    metrics = learned._last_metrics
+    metrics = learned.last_metrics
     for key in (
         "train/actor_loss",
         "train/critic_loss",
@@ -70,7 +70,7 @@ def test_entropy_temperature_forms() -> None:
     assert metrics["train/ent_coef"] != pytest.approx(0.1)  # it moved
     fixed = SAC(env="Pendulum-v1", ent_coef=0.2, target_entropy=-3.0, **SMALL).learn(200)
     assert not hasattr(fixed.policy, "log_ent_coef") and len(fixed.trainer.optimizers) == 2
-    assert fixed._last_metrics["train/ent_coef"] == 0.2 and "train/ent_coef_loss" not in fixed._last_metrics
+    assert fixed.last_metrics["train/ent_coef"] == 0.2 and "train/ent_coef_loss" not in fixed.last_metrics
     assert fixed.target_entropy == -3.0
 
 
@@ -107,7 +107,7 @@ def test_tuned_entry_and_shared_extractor_and_n_critics() -> None:
         model.policy.actor.latent_pi[0].out_features == 16 and model.policy.critic.qf0[0].out_features == 24
     )
     model.learn(120)
-    assert model._n_updates == 70
+    assert model.n_updates == 70
 
 
 def test_unsupported_spaces_and_bad_arguments_are_refused() -> None:

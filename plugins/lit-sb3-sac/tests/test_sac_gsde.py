@@ -78,7 +78,7 @@ def test_noise_is_drawn_per_chunk_and_every_sde_sample_freq_steps_and_warmup_use
     )  # fmt: skip
     draws = record_draws(model)
     model.learn(40)
-    assert all(collecting for _, collecting, _ in draws) and model._n_updates == 0
+    assert all(collecting for _, collecting, _ in draws) and model.n_updates == 0
     drawn_at = [t for t, _, _ in draws]
     assert drawn_at == [t for t in range(40) if t % 8 == 0 or (t % 8) % 3 == 0]
 
@@ -109,11 +109,11 @@ def test_noise_is_redrawn_with_gradients_before_every_gradient_step() -> None:
     draws = record_draws(model)
     model.learn(120)
     training_draws = [mat for _, collecting, mat in draws if not collecting]
-    assert len(training_draws) == model._n_updates == 70
+    assert len(training_draws) == model.n_updates == 70
     assert len([d for d in draws if d[1]]) == 120  # train_freq=1: one chunk, one draw, per step
     # The actor loss reaches log std through the reparameterised draw and the log-likelihood.
     assert not torch.equal(model.policy.actor.log_std.detach(), log_std_before)
-    std = model._last_metrics["train/std"]
+    std = model.last_metrics["train/std"]
     assert std == pytest.approx(model.policy.actor.get_std().mean().item())
 
 

@@ -137,7 +137,7 @@ class TD3(OffPolicyAlgorithm):
         )
 
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
-        policy = self._require_policy()
+        policy = self.require_policy()
         return [
             self.make_optimizer(policy.actor.parameters()),
             self.make_optimizer(policy.critic.parameters()),
@@ -157,7 +157,7 @@ class TD3(OffPolicyAlgorithm):
         preprocess = policy.preprocess
         actor_params = list(actor.parameters())
         for _ in range(gradient_steps):
-            self._n_updates += 1
+            self.n_updates += 1
             data = buffer.sample(batch_size)
             discounts = data.discounts if data.discounts is not None else self.gamma
             observations = preprocess(data.observations)
@@ -176,7 +176,7 @@ class TD3(OffPolicyAlgorithm):
             self.optimizer_step(critic_optimizer, critic_loss)
             self.record("critic_loss", critic_loss)
 
-            if self._n_updates % self.policy_delay == 0:
+            if self.n_updates % self.policy_delay == 0:
                 actor_loss = -critic.q1_forward(observations, actor(observations)).mean()
                 self.optimizer_step(actor_optimizer, actor_loss, inputs=actor_params)
                 self.record("actor_loss", actor_loss)

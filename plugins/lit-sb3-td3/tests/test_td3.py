@@ -70,9 +70,9 @@ def test_policy_and_targets_update_every_policy_delay_steps() -> None:
     actor_target = [p.clone() for p in model.policy.actor_target.parameters()]
     model.learn(80)  # 30 gradient steps
     assert counts == {"critic_loss": 30, "actor_loss": 10}
-    assert model._n_updates == 30
+    assert model.n_updates == 30
     assert not any(torch.equal(a, b) for a, b in zip(actor_target, model.policy.actor_target.parameters()))
-    assert {"train/actor_loss", "train/critic_loss", "train/n_updates"} <= set(model._last_metrics)
+    assert {"train/actor_loss", "train/critic_loss", "train/n_updates"} <= set(model.last_metrics)
 
 
 def test_exploration_is_the_deterministic_action_plus_noise() -> None:

@@ -80,10 +80,13 @@ class QuantileCritic(ContinuousCritic):
 
     def make_target(self) -> QuantileCritic:
         """A frozen copy with its own features extractor, initialised to this critic's weights."""
-        extractor = self._shared_extractor[0] if self.share_features_extractor else self.features_extractor
-        action_dim, net_arch, activation_fn = self._config
         target = QuantileCritic(
-            copy.deepcopy(extractor), action_dim, net_arch, activation_fn, self.n_critics, self.n_quantiles
+            copy.deepcopy(self.extractor),
+            self.action_dim,
+            self.net_arch,
+            self.activation_fn,
+            self.n_critics,
+            self.n_quantiles,
         )
         for mine, theirs in zip(self.q_networks, target.q_networks):
             theirs.load_state_dict(mine.state_dict())

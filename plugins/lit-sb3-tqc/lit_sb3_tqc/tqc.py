@@ -163,9 +163,9 @@ class TQC(SAC):
             checkpoint_replay_buffer=checkpoint_replay_buffer,
         )
 
-    def _setup_model(self) -> None:
+    def setup_model(self) -> None:
         """SAC's temperature set-up, then check that the truncation keeps some atoms."""
-        super()._setup_model()
+        super().setup_model()
         critic = self.policy.critic  # type: ignore[union-attr]
         if not hasattr(critic, "n_quantiles"):
             raise ConfigurationError(
@@ -182,7 +182,7 @@ class TQC(SAC):
     @property
     def n_target_quantiles(self) -> int:
         """Atoms kept in the target: all critics' atoms minus the dropped top ones."""
-        critic = self._require_policy().critic
+        critic = self.require_policy().critic
         return critic.n_critics * (critic.n_quantiles - self.top_quantiles_to_drop_per_net)
 
     def critic_loss(

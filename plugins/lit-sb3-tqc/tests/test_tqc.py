@@ -105,7 +105,7 @@ def test_one_update_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
     model.record = spy_record  # type: ignore[method-assign]
     model.learn(21)  # one gradient step, after the 21st environment step
 
-    assert model._n_updates == 1 and len(seen["log_prob"]) == 2 and len(seen["target_out"]) == 1
+    assert model.n_updates == 1 and len(seen["log_prob"]) == 2 and len(seen["target_out"]) == 1
     data = seen["data"]
     next_log_prob = seen["log_prob"][1][2].reshape(-1, 1)
     next_atoms = seen["target_out"][0].numpy()
@@ -174,7 +174,7 @@ def test_defaults_are_sb3_contribs() -> None:
 
 def test_entropy_temperature_and_logged_metrics() -> None:
     learned = TQC(env="Pendulum-v1", ent_coef="auto_0.1", **SMALL).learn(120)
-    metrics = learned._last_metrics
+    metrics = learned.last_metrics
     for key in (
         "train/actor_loss",
         "train/critic_loss",
@@ -186,7 +186,7 @@ def test_entropy_temperature_and_logged_metrics() -> None:
         assert key in metrics, key
     assert metrics["train/ent_coef"] != pytest.approx(0.1)  # it moved
     fixed = TQC(env="Pendulum-v1", ent_coef=0.2, **SMALL).learn(120)
-    assert fixed._last_metrics["train/ent_coef"] == 0.2 and "train/ent_coef_loss" not in fixed._last_metrics
+    assert fixed.last_metrics["train/ent_coef"] == 0.2 and "train/ent_coef_loss" not in fixed.last_metrics
     assert len(fixed.trainer.optimizers) == 2
 
 
@@ -205,7 +205,7 @@ def test_gsde_exploration_as_sac() -> None:
     model = TQC(env="Pendulum-v1", use_sde=True, **SMALL)
     assert model.policy.actor.sde_noise is not None
     model.learn(120)
-    assert model._n_updates == 70 and "train/std" in model._last_metrics
+    assert model.n_updates == 70 and "train/std" in model.last_metrics
 
 
 def test_shared_features_extractor_and_polyak_target(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -241,7 +241,7 @@ def test_target_update_interval_counts_gradient_steps(monkeypatch: pytest.Monkey
     monkeypatch.setattr(sac_module, "update_target", lambda *args: calls.append(update_target(*args)))
     model = TQC(env="Pendulum-v1", train_freq=2, gradient_steps=2, target_update_interval=2, **SMALL)
     model.learn(60)  # 5 chunks of 2 steps after learning_starts, 2 gradient steps each
-    assert model._n_updates == 10 and len(calls) == 5  # the first of each chunk's 2 steps, as sb3-contrib
+    assert model.n_updates == 10 and len(calls) == 5  # the first of each chunk's 2 steps, as sb3-contrib
 
 
 def test_unsupported_spaces_and_bad_arguments_are_refused() -> None:

@@ -224,7 +224,7 @@ class TRPO(OnPolicyAlgorithm):
                     param.grad = None
                 optimizer.step()
                 value_losses.append(value_loss.detach())
-        self._n_updates += 1
+        self.n_updates += 1
 
         metrics = {
             "train/policy_objective": objective,
@@ -232,7 +232,7 @@ class TRPO(OnPolicyAlgorithm):
             "train/kl_divergence_loss": kl,
             "train/explained_variance": explained_variance(buffer.values.flatten(), buffer.returns.flatten()),
             "train/is_line_search_success": float(success),
-            "train/n_updates": self._n_updates,
+            "train/n_updates": self.n_updates,
             "train/learning_rate": learning_rate,
         }
         if getattr(policy, "log_std", None) is not None:

@@ -79,7 +79,7 @@ def test_one_update_matches_sb3_contrib(
     model = TRPO(env=env_id, seed=5, **hyperparameters)
     initial = copy.deepcopy(model.policy.state_dict())
     model.learn(128)
-    assert model._n_updates == 1
+    assert model.n_updates == 1
 
     reference = sb3_contrib.TRPO("MlpPolicy", env_id, device="cpu", **hyperparameters)
     reference.policy.load_state_dict(initial)
@@ -100,11 +100,9 @@ def test_one_update_matches_sb3_contrib(
         gap = float((ours_delta - theirs_delta).norm())
         assert gap <= 1e-2 * float(theirs_delta.norm()) + 1e-6, (key, gap, float(theirs_delta.norm()))
     logged = reference.logger.name_to_value
-    assert (
-        logged["train/is_line_search_success"] == model._last_metrics["train/is_line_search_success"] == 1.0
-    )
+    assert logged["train/is_line_search_success"] == model.last_metrics["train/is_line_search_success"] == 1.0
     for key in ("train/policy_objective", "train/kl_divergence_loss", "train/value_loss"):
-        assert model._last_metrics[key] == pytest.approx(logged[key], rel=1e-3, abs=1e-6), key
+        assert model.last_metrics[key] == pytest.approx(logged[key], rel=1e-3, abs=1e-6), key
 
 
 def test_policy_step_stays_inside_the_trust_region() -> None:
@@ -124,11 +122,11 @@ def test_policy_step_stays_inside_the_trust_region() -> None:
         advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
         old_log_prob = buffer.log_probs.reshape(-1)
         surrogate = float((advantages * torch.exp(new.log_prob(actions) - old_log_prob)).mean())
-    assert model._last_metrics["train/is_line_search_success"] == 1.0
+    assert model.last_metrics["train/is_line_search_success"] == 1.0
     assert 0.0 < kl < target_kl
-    assert kl == pytest.approx(model._last_metrics["train/kl_divergence_loss"], rel=1e-4)
+    assert kl == pytest.approx(model.last_metrics["train/kl_divergence_loss"], rel=1e-4)
     assert surrogate > 0.0  # the surrogate of the unchanged policy is E[A] = 0
-    assert surrogate == pytest.approx(model._last_metrics["train/policy_objective"], rel=1e-4)
+    assert surrogate == pytest.approx(model.last_metrics["train/policy_objective"], rel=1e-4)
 
 
 def test_failed_line_search_restores_actor_and_critic_cannot_move_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,7 +150,7 @@ def test_failed_line_search_restores_actor_and_critic_cannot_move_it(monkeypatch
     for key, value in actor_before.items():
         assert torch.equal(actor_after[key], value), f"{key} moved"
     assert any(not torch.equal(critic_after[k], v) for k, v in critic_before.items()), "critic did not train"
-    metrics = model._last_metrics
+    metrics = model.last_metrics
     assert metrics["train/is_line_search_success"] == 0.0 and metrics["train/kl_divergence_loss"] == 0.0
 
 
@@ -161,7 +159,7 @@ def test_sub_sampling_uses_part_of_the_rollout() -> None:
         env="CartPole-v1", n_steps=64, batch_size=64, n_critic_updates=1, sub_sampling_factor=4, seed=0
     )
     model.learn(64)
-    assert model._last_metrics["train/is_line_search_success"] in (0.0, 1.0)
+    assert model.last_metrics["train/is_line_search_success"] in (0.0, 1.0)
     with pytest.raises(ConfigurationError, match="sub_sampling_factor"):
         TRPO(env="CartPole-v1", n_steps=4, batch_size=4, sub_sampling_factor=4).learn(4)
 
@@ -249,7 +247,7 @@ def test_learns_cartpole_quickly() -> None:
     before, _ = evaluate_policy(model, _seeded_env("CartPole-v1", 100), n_eval_episodes=10)
     model.learn(40_000, n_envs=n_envs)
     after, _ = evaluate_policy(model, _seeded_env("CartPole-v1", 100), n_eval_episodes=10)
-    assert model._last_metrics["rollout/ep_rew_mean"] > 100
+    assert model.last_metrics["rollout/ep_rew_mean"] > 100
     assert after >= 200 and after > before + 100, (before, after)
 
 

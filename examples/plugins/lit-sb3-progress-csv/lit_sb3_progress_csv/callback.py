@@ -47,7 +47,7 @@ class ProgressCSV(RLCallback):
         self.rows = 0
         self._file: IO[str] | None = None
         self._writer: Any = None
-        self._start = 0.0
+        self._started_at = 0.0
 
     def _on_training_start(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,12 +55,12 @@ class ProgressCSV(RLCallback):
         self._writer = csv.writer(self._file)
         self._writer.writerow(FIELDS)
         self.rows = 0
-        self._start = time.perf_counter()
+        self._started_at = time.perf_counter()
 
     def _on_step(self) -> bool:
         returns = getattr(self.model.get_env(), "return_queue", None)
         reward = float(np.mean(returns)) if returns else None
-        elapsed = time.perf_counter() - self._start
+        elapsed = time.perf_counter() - self._started_at
         self._writer.writerow(
             (self.num_timesteps, self.model.iterations, f"{elapsed:.3f}", "" if reward is None else reward)
         )

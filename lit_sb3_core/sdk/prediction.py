@@ -1,0 +1,82 @@
+"""SB3's ``predict`` and the conversions around it: observations in, actions as the env takes them out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
+
+__all__ = ["Prediction"]
+
+
+class Prediction:
+    """RLAlgorithm's ``predict`` (a part of RLAlgorithm)."""
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+    ) -> tuple[np.ndarray, Any]:
+        """Actions for one observation or a batch, as numpy; returns ``(actions, state)`` like SB3."""
+        policy = self.require_policy()
+        obs, single = self.batch_observation(observation)
+        was_training = policy.training
+        policy.train(False)
+        try:
+            with torch.no_grad():
+                obs_tensor = self.normalize_obs(obs_to_tensor(obs, self.device))
+                actions = policy.predict_actions(obs_tensor, deterministic)  # type: ignore[operator]
+        finally:
+            policy.train(was_training)
+        return self.unbatch_actions(actions, single), state
+
+    def batch_observation(self, observation: Any) -> tuple[Any, bool]:
+        """Add a batch axis to a single observation; reject shapes that fit neither form."""
+        space = self.observation_space
+        assert space is not None
+        if isinstance(space, spaces.Dict):
+            if not isinstance(observation, dict):
+                raise ValueError(f"Expected a dict observation with keys {list(space.spaces)}.")
+            first = next(iter(space.spaces))
+            single = np.asarray(observation[first]).shape == space.spaces[first].shape
+            batched = {k: np.asarray(v)[None] if single else np.asarray(v) for k, v in observation.items()}
+            return batched, single
+        obs = np.asarray(observation)
+        expected = space.shape
+        if obs.shape == expected:
+            return obs[None], True
+        if obs.shape[1:] == expected:
+            return obs, False
+        raise ValueError(
+            f"Unexpected observation shape {obs.shape} for {describe_space(space)}: expected {expected} for "
+            f"one observation or (n_envs, {', '.join(map(str, expected))}) for a batch."
+            if expected
+            else f"Unexpected observation shape {obs.shape} for {describe_space(space)}: expected () or (n_envs,)."
+        )
+
+    def unbatch_actions(self, actions: torch.Tensor, single: bool) -> np.ndarray:
+        array = self.to_env_actions(to_numpy(actions))
+        return array[0] if single else array
+
+    def to_env_actions(self, array: np.ndarray) -> np.ndarray:
+        """Policy outputs (a batch) as the env takes them: shaped, bounded, offset by the space's start."""
+        space = self.action_space
+        if isinstance(space, spaces.Discrete):
+            array = array.reshape(-1).astype(np.int64)
+            return array + int(space.start) if space.start else array
+        if isinstance(space, spaces.Box):
+            array = array.reshape((-1, *space.shape))
+            if getattr(self.policy, "squash_output", False):  # gSDE's tanh-squashed actions are in [-1, 1]
+                array = self.policy.unscale_action(array)  # type: ignore[union-attr,operator]
+            array = np.clip(array, space.low, space.high)
+        elif isinstance(space, spaces.MultiDiscrete):
+            array = array.reshape((-1, *space.shape)).astype(space.dtype) + space.start
+        elif isinstance(space, spaces.MultiBinary):
+            array = array.reshape((-1, *space.shape)).astype(space.dtype)
+        return array

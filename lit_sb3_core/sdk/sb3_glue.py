@@ -1,0 +1,200 @@
+"""SB3's ``learn``/``save``/``load`` surface over Lightning: ``learn`` builds an RLEnvDataModule and an
+RLTrainer and calls ``fit``; ``save``/``load`` write and read model files (``engine/model_file.py``)."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from gymnasium.vector import VectorEnv
+
+from lit_sb3_core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from typing import Self
+
+__all__ = ["SB3Glue", "quiet_lightning"]
+
+
+class SB3Glue:
+    """RLAlgorithm's ``learn``, ``get_env``/``set_env``, parameters, ``save`` and ``load``."""
+
+    def learn(
+        self,
+        total_timesteps: int,
+        env: Any = None,
+        callback: Any = None,
+        log_interval: int | None = None,
+        tb_log_name: str | None = None,
+        reset_num_timesteps: bool = True,
+        progress_bar: bool = False,
+        n_envs: int | None = None,
+    ) -> Self:
+        """SB3's ``learn``: build an RLEnvDataModule and an RLTrainer and ``fit``. Returns ``self``.
+
+        ``n_envs`` (lit-sb3 only) trains on that many copies of ``env`` when it is an id or factory.
+        """
+        from lit_sb3_core.engine.datamodule import RLEnvDataModule
+        from lit_sb3_core.engine.trainer import RLTrainer
+
+        if isinstance(total_timesteps, bool) or not isinstance(total_timesteps, (int, np.integer)):
+            raise ConfigurationError(f"total_timesteps must be a positive integer, got {total_timesteps!r}.")
+        if total_timesteps <= 0:
+            raise ConfigurationError(f"total_timesteps must be a positive integer, got {total_timesteps}.")
+        if env is not None:
+            self.env_source = env
+            self._learn_datamodule = None
+        if self.env_source is None:
+            raise ValueError(
+                f"{type(self).__name__}.learn() needs an environment: learn(10_000, env='CartPole-v1'), or "
+                "pass env= to the constructor."
+            )
+        datamodule = self._learn_datamodule
+        if datamodule is None or reset_num_timesteps:
+            if datamodule is not None and datamodule is not self.env_source:
+                datamodule.close()
+            source = self.env_source
+            datamodule = (
+                source
+                if isinstance(source, RLEnvDataModule)
+                else RLEnvDataModule(train_env=source, n_envs=n_envs or 1, seed=self.seed)
+            )
+            self._learn_datamodule = datamodule
+        if reset_num_timesteps:
+            self.num_timesteps = 0
+            self.iterations = 0
+            self.last_obs = None
+        log_dir = self.hparams.get("tensorboard_log")
+        callbacks = _as_lightning_callbacks(callback)
+        with quiet_lightning(self.verbose):
+            trainer = RLTrainer(
+                max_steps=int(self.num_timesteps + total_timesteps),
+                run_name=tb_log_name or type(self).__name__,
+                accelerator=_accelerator(self.hparams.get("device", "auto")),
+                devices=1,
+                logger=None if log_dir else False,
+                default_root_dir=log_dir,
+                callbacks=callbacks,
+                enable_checkpointing=False,
+                enable_progress_bar=progress_bar,
+                enable_model_summary=False,
+                log_every_n_steps=log_interval,
+            )
+            with _keyboard_interrupt_reraised(trainer):
+                trainer.fit(self, datamodule=datamodule)
+        return self
+
+    def get_env(self) -> VectorEnv | None:
+        """The training vector env of the last run (or the one given at construction, once built)."""
+        if self.vector_env is None and self._learn_datamodule is not None:
+            return self._learn_datamodule.get_env("fit")
+        return self.vector_env
+
+    def set_env(self, env: Any) -> None:
+        """Train on ``env`` from the next ``learn``; its spaces must match the model's."""
+        if self.policy is not None:
+            self.check_same_spaces(*self.probe_spaces(env))
+        self.env_source = env
+        self._learn_datamodule = None
+        self.vector_env = None
+
+    def get_parameters(self) -> dict[str, dict[str, torch.Tensor]]:
+        """State dicts by name: ``policy`` and each optimizer (``optimizer``, ``optimizer_1``...)."""
+        params = {"policy": self.require_policy().state_dict()}
+        trainer = self._trainer
+        if trainer is not None:
+            for i, optimizer in enumerate(trainer.optimizers):
+                params["optimizer" if i == 0 else f"optimizer_{i}"] = optimizer.state_dict()
+        return params
+
+    def set_parameters(self, params: dict[str, dict[str, Any]], exact_match: bool = True) -> None:
+        """Load ``policy`` weights from ``get_parameters()`` output (or a model file's path)."""
+        if isinstance(params, (str, Path)):
+            from lit_sb3_core.engine.model_file import read_model_file
+
+            state = read_model_file(params).state
+            params = {"policy": {k[len("policy.") :]: v for k, v in state.items() if k.startswith("policy.")}}
+        if exact_match and "policy" not in params:
+            raise ValueError(f"set_parameters expected a 'policy' entry, got {sorted(params)}.")
+        self.require_policy().load_state_dict(params["policy"], strict=exact_match)
+
+    def save(self, path: str | Path) -> None:
+        """Write a model file: JSON metadata + safetensors weights, atomically (see ``lit_sb3.load``)."""
+        from lit_sb3_core.engine.model_file import save_model
+
+        save_model(self, path)
+
+    @classmethod
+    def load(cls, path: str | Path, env: Any = None, **kwargs: Any) -> Self:
+        """Load a model file written by ``save``; never unpickles. ``kwargs`` override hyperparameters."""
+        from lit_sb3_core.engine.model_file import load_model
+
+        return load_model(path, env=env, expected_cls=cls, **kwargs)
+
+
+def _accelerator(device: str) -> str:
+    mapping = {"auto": "auto", "cpu": "cpu", "cuda": "gpu", "gpu": "gpu", "mps": "mps"}
+    key = str(device).split(":")[0].lower()
+    if key not in mapping:
+        raise ValueError(f"Unknown device {device!r}: use 'auto', 'cpu', 'cuda' or 'mps'.")
+    return mapping[key]
+
+
+def _as_lightning_callbacks(callback: Any) -> list[Any]:
+    """SB3's ``callback=`` argument: a callback, a list of them, or a function ``fn(locals, globals)``."""
+    from lightning.pytorch.callbacks import Callback
+
+    from lit_sb3_core.sdk.callbacks import FunctionCallback
+
+    if callback is None:
+        return []
+    items = list(callback) if isinstance(callback, (list, tuple)) else [callback]
+    converted = []
+    for item in items:
+        if isinstance(item, Callback):
+            converted.append(item)
+        elif callable(item):
+            converted.append(FunctionCallback(item))
+        else:
+            raise TypeError(
+                f"callback must be a Lightning/lit-sb3 callback, a list of them, or a function "
+                f"fn(locals, globals) -> bool; got {type(item).__name__}."
+            )
+    return converted
+
+
+@contextmanager
+def quiet_lightning(verbose: int):
+    """Hide Lightning's start-up info lines for ``learn`` unless ``verbose`` asks for them."""
+    names = [
+        "lightning.pytorch.utilities.rank_zero",
+        "lightning.pytorch.accelerators.cuda",
+        "lightning.fabric",
+    ]
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    if verbose < 1:
+        for logger in loggers:
+            logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
+@contextmanager
+def _keyboard_interrupt_reraised(trainer: Any):
+    """SB3's ``learn`` lets Ctrl+C through as ``KeyboardInterrupt``; Lightning shuts down gracefully, then
+    calls ``sys.exit(1)``. Re-raise the interrupt, so ``except KeyboardInterrupt: model.save(...)`` works as
+    with SB3 (RLTrainer gives Ctrl+C its handler back)."""
+    try:
+        yield
+    except SystemExit as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt) and trainer.interrupted:
+            raise KeyboardInterrupt from None
+        raise

@@ -93,12 +93,12 @@ class ARSPolicy(nn.Module):
         return self.obs_preprocessor(obs).reshape(obs.shape[0], -1)
 
     # actions --------------------------------------------------------------------------------------
-    def _actions(self, outputs: torch.Tensor) -> torch.Tensor:
+    def _outputs_to_actions(self, outputs: torch.Tensor) -> torch.Tensor:
         return outputs.argmax(dim=-1) if self.discrete else outputs
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """Actions for a batch of observations: argmax for Discrete, the (squashed) output for Box."""
-        return self._actions(self.action_net(self.features(obs)))
+        return self._outputs_to_actions(self.action_net(self.features(obs)))
 
     def predict_actions(self, obs: torch.Tensor, deterministic: bool = True) -> torch.Tensor:
         """Actions only (what ``model.predict`` calls); ARS policies are deterministic."""
@@ -120,7 +120,7 @@ class ARSPolicy(nn.Module):
                 if bias_slice is None
                 else torch.baddbmm(flat_params[:, bias_slice].unsqueeze(-1), weight, x)
             )
-        return self._actions(x.squeeze(-1))
+        return self._outputs_to_actions(x.squeeze(-1))
 
     def _layout(self) -> list[tuple[nn.Module | None, int, slice, slice | None]]:
         """Per layer of ``action_net``: (activation or None, out features, weight and bias slices)."""

@@ -218,7 +218,9 @@ class GymnasiumVecEnv(VecEnv):
         dones = np.logical_or(terminated, truncated)
         step_infos = sb3_infos(infos, terminated, truncated)
         for i in np.flatnonzero(dones):
-            self.reset_infos[i] = _info_of(infos, int(i))
+            reset_info = _info_of(infos, int(i))
+            reset_info.pop("episode", None)  # a vector recorder's statistics of the episode that ended
+            self.reset_infos[i] = reset_info
         return observations, np.asarray(rewards, dtype=np.float32), dones, step_infos
 
     def close(self) -> None:

@@ -236,6 +236,7 @@ MIRRORED = {
     "stable_baselines3.common.vec_env.vec_extract_dict_obs": "lit_sb3.common.vec_env.vec_extract_dict_obs",
     "stable_baselines3.common.vec_env.vec_video_recorder": "lit_sb3.common.vec_env.vec_video_recorder",
     "stable_baselines3.common.vec_env.stacked_observations": "lit_sb3.common.vec_env.stacked_observations",
+    "stable_baselines3.common.vec_env.util": "lit_sb3.common.vec_env.util",
     "stable_baselines3.common.env_util": "lit_sb3.common.env_util",
     "stable_baselines3.common.monitor": "lit_sb3.common.monitor",
     "stable_baselines3.common.results_plotter": "lit_sb3.common.results_plotter",

@@ -1,14 +1,26 @@
-"""SB3's vec-env helpers: finding a wrapper in a ``VecEnv`` chain, and sharing normalization statistics."""
+"""SB3's vec-env helpers: finding a wrapper in a ``VecEnv`` chain, sharing normalization statistics, and
+SB3's ``vec_env.util`` functions for observations of structured spaces."""
 
 from __future__ import annotations
 
 from copy import deepcopy
 from typing import Any, TypeVar
 
+import numpy as np
+from gymnasium import spaces
+
 from lit_sb3_core.engine.sb3_vec_env import VecEnv, VecEnvWrapper
 from lit_sb3_core.engine.vec_env_views import find_vec_wrapper
 
-__all__ = ["is_vecenv_wrapped", "sync_envs_normalization", "unwrap_vec_normalize", "unwrap_vec_wrapper"]
+__all__ = [
+    "copy_obs_dict",
+    "dict_to_obs",
+    "is_vecenv_wrapped",
+    "obs_space_info",
+    "sync_envs_normalization",
+    "unwrap_vec_normalize",
+    "unwrap_vec_wrapper",
+]
 
 WrapperT = TypeVar("WrapperT", bound=VecEnvWrapper)
 
@@ -52,3 +64,42 @@ def sync_envs_normalization(env: VecEnv, eval_env: VecEnv) -> None:
                 evaluation.obs_rms = deepcopy(train.obs_rms)
             evaluation.ret_rms = deepcopy(train.ret_rms)
         train, evaluation = train.venv, evaluation.venv
+
+
+def copy_obs_dict(obs: dict[Any, np.ndarray]) -> dict[Any, np.ndarray]:
+    """A copy of a dict of observation arrays."""
+    return {key: np.copy(value) for key, value in obs.items()}
+
+
+def obs_space_info(
+    obs_space: spaces.Space,
+) -> tuple[list[Any], dict[Any, tuple[int, ...]], dict[Any, np.dtype]]:
+    """``(keys, shapes, dtypes)`` of a space: a Dict's keys, a Tuple's indices, or ``[None]`` for other spaces."""
+    if isinstance(obs_space, spaces.Dict):
+        subspaces: dict[Any, spaces.Space] = dict(obs_space.spaces)
+    elif isinstance(obs_space, spaces.Tuple):
+        subspaces = dict(enumerate(obs_space.spaces))
+    else:
+        subspaces = {None: obs_space}
+    nested = [key for key, sub in subspaces.items() if isinstance(sub, (spaces.Dict, spaces.Tuple))]
+    if nested:
+        raise NotImplementedError(f"Nested observation spaces are not supported (at {nested}).")
+    return (
+        list(subspaces),
+        {k: s.shape for k, s in subspaces.items()},
+        {k: s.dtype for k, s in subspaces.items()},
+    )  # type: ignore[misc]
+
+
+def dict_to_obs(obs_space: spaces.Space, obs_dict: dict[Any, np.ndarray]) -> Any:
+    """The inverse of ``obs_space_info``'s keying: a Dict stays a dict, a Tuple becomes a tuple, others the
+    value at key None."""
+    if isinstance(obs_space, spaces.Dict):
+        return obs_dict
+    if isinstance(obs_space, spaces.Tuple):
+        return tuple(obs_dict[i] for i in range(len(obs_space.spaces)))
+    if set(obs_dict) != {None}:
+        raise ValueError(
+            f"An unstructured observation space takes the key None only, not {sorted(map(str, obs_dict))}."
+        )
+    return obs_dict[None]

@@ -156,6 +156,12 @@ COMMANDS: list[Command] = [
         configure=_configure_lazy("cli.enjoy"),
     ),
     Command(
+        "export",
+        "export a saved model's policy to ONNX, TorchScript or torch.export (raw obs in, actions out)",
+        run=_lazy("cli.export", "run_export"),
+        configure=_configure_lazy("cli.export"),
+    ),
+    Command(
         "plot",
         "learning curves (mean ± std over runs) from TensorBoard or CSV logs",
         run=_lazy("cli.plot", "run_plot"),

@@ -27,6 +27,7 @@ def evaluate_policy(
     return_episode_rewards: bool = False,
     warn: bool = True,
     use_masking: bool = False,
+    episode_callback: Callable[[list[float]], None] | None = None,
 ) -> tuple[float, float] | tuple[list[float], list[int]]:
     """Run ``n_eval_episodes`` complete episodes and measure their returns and lengths.
 
@@ -44,6 +45,8 @@ def evaluate_policy(
         return_episode_rewards: return the per-episode lists instead of mean and std.
         warn: unused for vector envs built here; kept for SB3 signature compatibility.
         use_masking: pass the env's ``action_masks()`` to ``predict`` (MaskablePPO).
+        episode_callback: lit-sb3 only: called with the returns so far whenever an episode is counted
+            (the evaluation progress bar uses it).
 
     Returns:
         ``(mean_reward, std_reward)``, or ``(episode_rewards, episode_lengths)``.
@@ -54,7 +57,7 @@ def evaluate_policy(
     vec_env = make_vector_env(env, 1) if not isinstance(env, VectorEnv) else make_vector_env(env)
     try:
         rewards, lengths = _run_episodes(
-            model, vec_env, n_eval_episodes, deterministic, render, callback, use_masking
+            model, vec_env, n_eval_episodes, deterministic, render, callback, use_masking, episode_callback
         )
     finally:
         if owns_env:
@@ -80,6 +83,7 @@ def _run_episodes(
     render: bool,
     callback: Callable[[dict[str, Any], dict[str, Any]], None] | None,
     use_masking: bool,
+    episode_callback: Callable[[list[float]], None] | None = None,
 ) -> tuple[list[float], list[int]]:
     n_envs = env.num_envs
     targets = np.array([(n_eval_episodes + i) // n_envs for i in range(n_envs)], dtype=int)
@@ -113,6 +117,8 @@ def _run_episodes(
                     episode_rewards.append(float(current_rewards[i]))
                     episode_lengths.append(int(current_lengths[i]))
                     counts[i] += 1
+                    if episode_callback is not None:
+                        episode_callback(episode_rewards)
                 current_rewards[i] = 0.0
                 current_lengths[i] = 0
             episode_starts = dones

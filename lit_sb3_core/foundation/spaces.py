@@ -146,7 +146,8 @@ class ObsPreprocessor:
         kind = self.kind
         if kind == "box":
             if self.transpose:
-                obs = obs.movedim(-1, -3)
+                last = obs.dim() - 1  # positive axes: ONNX's Transpose takes no negative ones
+                obs = obs.movedim(last, last - 2)
             return obs.float() / 255.0 if self.scale else obs.float()
         if kind == "discrete":
             index = obs.long().reshape(-1)

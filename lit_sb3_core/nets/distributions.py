@@ -15,8 +15,10 @@ variant with learned features and ``sample_and_log_prob``.
 
 from __future__ import annotations
 
+import copy
 import math
 from abc import ABC, abstractmethod
+from typing import Any
 
 import numpy as np
 import torch
@@ -190,6 +192,16 @@ class StateDependentNoise:
         self.latent_sde_dim = 0
         self.exploration_mat: torch.Tensor | None = None
         self.exploration_matrices: torch.Tensor | None = None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> StateDependentNoise:
+        """A copy whose matrices are detached: a sample drawn for a gradient step is a graph node, which torch
+        cannot deep-copy, so ``copy.deepcopy(policy)`` would fail after a gSDE update."""
+        clone = copy.copy(self)
+        memo[id(self)] = clone
+        for name in ("exploration_mat", "exploration_matrices"):
+            value = getattr(self, name)
+            setattr(clone, name, None if value is None else value.detach().clone())
+        return clone
 
     def make_head(
         self, latent_dim: int, log_std_init: float = -2.0, latent_sde_dim: int | None = None

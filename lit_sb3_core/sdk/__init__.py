@@ -15,7 +15,8 @@ Distributions, buffers, noise, normalization, schedules, spaces, validators
     The building blocks the base classes use themselves.
 Engine
     :class:`RLTrainer`, :class:`RLEnvDataModule`, :func:`evaluate_policy`, :func:`load`: what a plugin's
-    own examples and tests train and evaluate with.
+    own examples and tests train and evaluate with; :class:`PolicyModule` and
+    :class:`DeterministicPolicy`, what ``RLAlgorithm.export_policy_module`` returns.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from lit_sb3_core.data.replay_buffer import DictReplayBuffer, ReplayBuffer, Repl
 from lit_sb3_core.data.rollout_buffer import RolloutBatch, RolloutBuffer, compute_gae
 from lit_sb3_core.engine.datamodule import RLEnvDataModule
 from lit_sb3_core.engine.evaluation import evaluate_policy
+from lit_sb3_core.engine.export import DeterministicPolicy, PolicyModule
 from lit_sb3_core.engine.model_file import load
 from lit_sb3_core.engine.trainer import RLTrainer
 from lit_sb3_core.engine.tuned import tuned_hyperparameters
@@ -187,6 +189,9 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "evaluate_policy",
     "load",
     "tuned_hyperparameters",
+    # export (RLAlgorithm.export_policy_module)
+    "PolicyModule",
+    "DeterministicPolicy",
     "ConfigurationError",
     "LitSb3Error",
     "UnknownNameError",

@@ -27,6 +27,7 @@ other concerns are parts of the class, one module each, next to this one:
 ``metric_logging.py``     ``log_iteration``, ``should_log``, ``last_metrics``
 ``evaluation_step.py``    ``validation_step``/``test_step`` (evaluation episodes through Lightning's loops)
 ``sb3_glue.py``           SB3's ``learn``, ``get_env``/``set_env``, parameters, ``save``/``load``
+``policy_export.py``      ``export`` (ONNX, TorchScript, torch.export) and ``export_policy_module``
 ``checkpoint_state.py``   what Lightning checkpoints carry besides the weights
 ========================  =============================================================================
 """
@@ -54,6 +55,7 @@ from lit_sb3_core.sdk.evaluation_step import EvaluationSteps
 from lit_sb3_core.sdk.fast_path import FastPath
 from lit_sb3_core.sdk.metric_logging import MetricLogging
 from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, make_optimizer
+from lit_sb3_core.sdk.policy_export import PolicyExport
 from lit_sb3_core.sdk.prediction import Prediction
 from lit_sb3_core.sdk.sb3_glue import SB3Glue
 
@@ -86,6 +88,7 @@ class RLAlgorithm(
     MetricLogging,
     EvaluationSteps,
     Prediction,
+    PolicyExport,
     SB3Glue,
     CheckpointState,
     L.LightningModule,

@@ -44,6 +44,8 @@ class EvaluationSteps:
             render=options.get("render", False),
             return_episode_rewards=True,
             use_masking=options.get("use_masking", False),
+            # The progress bar counts episodes, not Lightning batches (one batch runs them all).
+            episode_callback=getattr(self.trainer.progress_bar_callback, "episode_finished", None),
         )
         self.last_evaluation_episodes = (rewards, lengths)
         stats = torch.tensor(

@@ -191,3 +191,17 @@ MASKABLE_ALIASES: dict[str, Any] = {
     "CnnPolicy": MaskableActorCriticCnnPolicy,
     "MultiInputPolicy": MaskableMultiInputActorCriticPolicy,
 }
+
+
+class MaskedDeterministicPolicy(nn.Module):
+    """The most likely allowed action: what ``MaskablePPO.export`` writes.
+
+    ``forward(obs, action_masks) -> actions``, with ``action_masks`` ``(batch, mask_dims)`` booleans.
+    """
+
+    def __init__(self, policy: MaskableActorCriticPolicy) -> None:
+        super().__init__()
+        self.policy = policy
+
+    def forward(self, obs: Any, action_masks: torch.Tensor) -> torch.Tensor:
+        return self.policy.predict_actions(obs, deterministic=True, action_masks=action_masks)

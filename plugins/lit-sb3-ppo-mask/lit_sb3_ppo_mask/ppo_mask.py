@@ -14,6 +14,7 @@ sb3-contrib's MaskablePPO.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,12 +23,17 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import Schedule, describe_space, obs_to_tensor
+from lit_sb3_core.sdk import PolicyModule, Schedule, describe_space, obs_to_tensor
 from lit_sb3_ppo.ppo import PPO
 from lit_sb3_ppo_mask.action_masks import get_action_masks
 from lit_sb3_ppo_mask.buffers import MaskableRolloutBatch, MaskableRolloutBuffer
 from lit_sb3_ppo_mask.hyperparams import TUNED
-from lit_sb3_ppo_mask.policies import MASKABLE_ALIASES, MaskableActorCriticPolicy, mask_dims
+from lit_sb3_ppo_mask.policies import (
+    MASKABLE_ALIASES,
+    MaskableActorCriticPolicy,
+    MaskedDeterministicPolicy,
+    mask_dims,
+)
 
 __all__ = ["MaskablePPO"]
 
@@ -247,6 +253,17 @@ class MaskablePPO(PPO):
         finally:
             policy.train(was_training)
         return self.unbatch_actions(actions, single), state
+
+    def export_policy_module(self) -> PolicyModule:
+        """The exported graph takes the action masks as its second input, ``action_masks``: one boolean per
+        choice (``mask_dims`` per row; all ``True`` allows every action)."""
+        policy = copy.deepcopy(self.require_policy()).cpu().eval()
+        assert isinstance(policy, MaskableActorCriticPolicy)
+        return PolicyModule(
+            MaskedDeterministicPolicy(policy),
+            extra_inputs={"action_masks": torch.ones((3, policy.mask_dims), dtype=torch.bool)},
+            initial_values={"action_masks": "ones"},
+        )
 
     def learn(
         self,

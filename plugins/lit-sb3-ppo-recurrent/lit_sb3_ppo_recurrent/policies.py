@@ -331,3 +331,23 @@ RECURRENT_ALIASES: dict[str, Any] = {
     "CnnLstmPolicy": CnnLstmPolicy,
     "MultiInputLstmPolicy": MultiInputLstmPolicy,
 }
+
+
+class RecurrentDeterministicPolicy(nn.Module):
+    """One deterministic step with the LSTM state as tensors: what ``RecurrentPPO.export`` writes.
+
+    ``forward(obs, lstm_hidden, lstm_cell, episode_start) -> (actions, lstm_hidden, lstm_cell)``, states
+    ``(n_lstm_layers, batch, lstm_hidden_size)``, ``episode_start`` one float flag per row (1: reset first).
+    """
+
+    def __init__(self, policy: RecurrentActorCriticPolicy) -> None:
+        super().__init__()
+        self.policy = policy
+
+    def forward(
+        self, obs: Any, lstm_hidden: torch.Tensor, lstm_cell: torch.Tensor, episode_start: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        actions, (hidden, cell) = self.policy.predict_actions(
+            obs, (lstm_hidden, lstm_cell), episode_start, deterministic=True
+        )
+        return actions, hidden, cell

@@ -22,17 +22,30 @@ What changes from PPO:
 
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import OnPolicyAlgorithm, Schedule, explained_variance, make_schedule, obs_to_tensor
+from lit_sb3_core.sdk import (
+    OnPolicyAlgorithm,
+    PolicyModule,
+    Schedule,
+    explained_variance,
+    make_schedule,
+    obs_to_tensor,
+)
 from lit_sb3_ppo_recurrent import envs as _envs  # noqa: F401  (registers the *NoVel env ids)
 from lit_sb3_ppo_recurrent.buffers import RecurrentRolloutBuffer
 from lit_sb3_ppo_recurrent.hyperparams import TUNED
-from lit_sb3_ppo_recurrent.policies import RECURRENT_ALIASES, RecurrentActorCriticPolicy, RNNStates
+from lit_sb3_ppo_recurrent.policies import (
+    RECURRENT_ALIASES,
+    RecurrentActorCriticPolicy,
+    RecurrentDeterministicPolicy,
+    RNNStates,
+)
 
 __all__ = ["RecurrentPPO"]
 
@@ -343,6 +356,20 @@ class RecurrentPPO(OnPolicyAlgorithm):
         finally:
             policy.train(was_training)
         return self.unbatch_actions(actions, single), (hidden.cpu().numpy(), cell.cpu().numpy())
+
+    def export_policy_module(self) -> PolicyModule:
+        """The exported graph carries the actor's LSTM state: inputs ``lstm_hidden``, ``lstm_cell`` (zeros at
+        the start) and ``episode_start`` (1.0 where an episode starts), outputs the next state."""
+        policy = copy.deepcopy(self.recurrent_policy).cpu().eval()
+        layers, size = policy.lstm_state_shape
+        state = torch.zeros(layers, 3, size)
+        return PolicyModule(
+            RecurrentDeterministicPolicy(policy),
+            extra_inputs={"lstm_hidden": state, "lstm_cell": state.clone(), "episode_start": torch.ones(3)},
+            extra_outputs=("lstm_hidden_out", "lstm_cell_out"),
+            batch_axes={"lstm_hidden": 1, "lstm_cell": 1, "lstm_hidden_out": 1, "lstm_cell_out": 1},
+            initial_values={"lstm_hidden": "zeros", "lstm_cell": "zeros", "episode_start": "ones"},
+        )
 
     def _predict_state(self, state: Any, n_envs: int) -> tuple[torch.Tensor, torch.Tensor]:
         policy = self.recurrent_policy

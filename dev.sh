@@ -26,7 +26,7 @@ setup() {
     local stamp="$VENV/.lit-sb3-installed" want
     want=$(cat pyproject.toml plugins/*/pyproject.toml | sha256sum | cut -d' ' -f1)
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-        local args=(-e ".[testing,lint,benchmark,plot,tune,video,onnx]")
+        local args=(-e ".[testing,lint,benchmark,plot,tune,video,onnx,loggers]")
         for plugin in "${PLUGINS[@]}"; do args+=(-e "$plugin"); done
         "$PY" -m pip install --quiet "${args[@]}"
         echo "$want" >"$stamp"

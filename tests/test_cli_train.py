@@ -1,42 +1,158 @@
-"""`lit-sb3 train`, the README's train command, end to end in a subprocess."""
+"""``lit-sb3 train``, ``enjoy`` and ``record-video`` with rl-zoo3's flags and log folder layout, end to end."""
 
+from __future__ import annotations
+
+import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+import torch
+import yaml
+
 from lit_sb3 import PPO
+from lit_sb3_core.cli.main import main
+from lit_sb3_core.cli.zoo_layout import parse_value
 
 
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "lit_sb3_core", "train", *args],
-        cwd=cwd,
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    torch.set_num_threads(1)
+
+
+def test_zoo_flags_layout_continue_and_enjoy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["train", "--algo", "ppo", "--env", "CartPole-v1", "-n", "512", "--eval-freq", "256",
+            "--eval-episodes", "2", "--save-freq", "256", "--hyperparams", "n_envs:2", "learning_rate:0.001",
+            "policy_kwargs:dict(net_arch=[32], activation_fn=nn.ReLU)", "-f", "logs", "--seed", "3"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Training PPO (tuned for CartPole-v1)" in out and "with 2 env(s)" in out
+    assert "512/512" in out  # the fit bar counts environment steps
+    assert re.search(r"Evaluating: 2/2 episodes, mean reward \d+\.\d", out)
+    run = tmp_path / "logs" / "ppo" / "CartPole-v1_1"
+    names = {p.name for p in run.iterdir()}
+    assert {"CartPole-v1.zip", "best_model.zip", "evaluations.npz", "CartPole-v1", "hparams.yaml"} <= names
+    assert {"rl_model_256_steps.zip", "rl_model_512_steps.zip"} <= names and list(run.glob("events.out.*"))
+    evaluations = np.load(run / "evaluations.npz")
+    assert evaluations["timesteps"].tolist() == [256, 512] and evaluations["results"].shape == (2, 2)
+    config = yaml.safe_load((run / "CartPole-v1" / "config.yml").read_text())
+    assert config["learning_rate"] == 0.001 and config["n_envs"] == 2 and config["n_timesteps"] == 512
+    assert config["policy_kwargs"] == {"net_arch": [32], "activation_fn": "torch.nn:ReLU"}
+    assert yaml.safe_load((run / "CartPole-v1" / "args.yml").read_text())["seed"] == 3
+    model = PPO.load(run / "CartPole-v1.zip")
+    assert model.num_timesteps == 512 and model.hparams["learning_rate"] == 0.001
+
+    # -i continues the model in a new run folder; counters go on
+    agent = str(run / "CartPole-v1.zip")
+    assert main(["train", "--algo", "ppo", "--env", "CartPole-v1", "-i", agent, "-n", "128", "--eval-freq", "-1",
+                 "--eval-episodes", "1", "-f", "logs", "--n-envs", "2"]) == 0  # fmt: skip
+    assert "Continuing" in capsys.readouterr().out
+    assert PPO.load(tmp_path / "logs/ppo/CartPole-v1_2/CartPole-v1.zip").num_timesteps == 640
+
+    # enjoy finds the latest run, the best model, a checkpoint
+    assert (
+        main(["enjoy", "--algo", "ppo", "--env", "CartPole-v1", "-f", "logs", "--no-render", "-n", "50"]) == 0
+    )
+    assert "Loading logs/ppo/CartPole-v1_2/CartPole-v1.zip" in capsys.readouterr().out
+    for flags, expected in [
+        (["--exp-id", "1", "--load-best"], "CartPole-v1_1/best_model.zip"),
+        (["--exp-id", "1", "--load-checkpoint", "256"], "CartPole-v1_1/rl_model_256_steps.zip"),
+        (["--exp-id", "1", "--load-last-checkpoint"], "CartPole-v1_1/rl_model_512_steps.zip"),
+    ]:
+        assert (
+            main(["enjoy", "--algo", "ppo", "--env", "CartPole-v1", "--no-render", "--episodes", "1", *flags])
+            == 0
+        )
+        out = capsys.readouterr().out
+        assert expected in out and "episode 1: return" in out
+    assert (
+        main(["enjoy", "--algo", "ppo", "--env", "CartPole-v1", "--exp-id", "1", "--load-checkpoint", "7"])
+        == 2
+    )
+    assert "checkpoints there: 256, 512" in capsys.readouterr().err
+
+    if importlib.util.find_spec("moviepy") is not None:
+        assert (
+            main(["record-video", "--algo", "ppo", "--env", "CartPole-v1", "-n", "60", "-o", "videos"]) == 0
+        )
+        (video,) = (tmp_path / "videos").glob("*.mp4")
+        assert video.name == "final-model-ppo-CartPole-v1-step-0-to-step-60.mp4"
+        assert video.read_bytes()[4:8] == b"ftyp"
+
+
+def test_tracking_with_wandb_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("wandb", reason="pip install 'lit-sb3-core[loggers]'")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    assert main(["train", "--algo", "a2c", "--env", "CartPole-v1", "-n", "64", "--eval-freq", "-1",
+                 "--eval-episodes", "1", "--track", "--wandb-project-name", "zoo", "-tags", "ci"]) == 0  # fmt: skip
+    import wandb
+
+    wandb.finish()
+    (run_file,) = (tmp_path / "logs" / "a2c" / "CartPole-v1_1").glob("wandb/offline-run-*/run-*.wandb")
+    assert run_file.stat().st_size > 0
+
+
+def test_overrides_and_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", "--steps", "64", "--no-tuned", "--n-envs", "2", "--hp", "n_steps=32", "batch_size=16",
+                 "--eval-episodes", "1", "--eval-freq", "0"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "(defaults)" in out and "batch_size=16" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--algo", "ppp"], "'ppo'"),
+        (["--hyperparams", "n_stepz:8"], "--hyperparams names n_stepz, which PPO does not take"),
+        (["--hyperparams", "learning_rate"], "--hyperparams expects KEY:VALUE pairs"),
+        (
+            ["--hyperparams", "policy_kwargs:dict(net_arch=__import__('os'))"],
+            "values are parsed, never executed",
+        ),
+        (["-i", "nothere.zip"], "-i/--trained-agent must be a model .zip file"),
+    ],
+)
+def test_bad_input_is_one_clear_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["train", "-n", "16", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "instead"),
+    [
+        ("-optimize", "lit-sb3 tune"),
+        ("--n-trials", "lit-sb3 tune"),
+        ("--conf-file", "lit-sb3 fit --config FILE"),
+        ("--gym-packages", "--env my_package:MyEnv-v0"),
+    ],
+)
+def test_zoo_flags_without_a_meaning_here_name_the_lit_sb3_way(flag: str, instead: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "lit_sb3_core", "train", flag, "x"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=120,
     )
+    assert result.returncode == 2
+    assert f"{flag} is an rl-zoo3 option" in result.stderr and instead in result.stderr
 
 
-def test_train_uses_tuned_settings_evaluates_logs_and_saves(tmp_path: Path) -> None:
-    result = run("--steps", "512", "--eval-episodes", "2", "--save", "model.zip", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "Training PPO (tuned for CartPole-v1)" in result.stdout
-    assert "n_steps=32" in result.stdout and "with 8 env(s)" in result.stdout
-    assert "test/mean_reward" in result.stdout
-    assert "512/512" in result.stdout  # the progress bar (Lightning draws it on stdout) counts env steps
-    model = PPO.load(tmp_path / "model.zip")
-    assert model.num_timesteps == 512
-    assert list((tmp_path / "runs" / "lightning_logs").glob("ppo_CartPole-v1_1/events.out.tfevents.*"))
-
-
-def test_overrides_and_defaults(tmp_path: Path) -> None:
-    result = run("--steps", "64", "--no-tuned", "--n-envs", "2", "--hp", "n_steps=32", "batch_size=16",
-                 "--eval-episodes", "1", cwd=tmp_path)  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert "(defaults)" in result.stdout and "batch_size=16" in result.stdout
-
-
-def test_unknown_algorithm_is_a_clear_error(tmp_path: Path) -> None:
-    result = run("--algo", "ppp", "--steps", "10", cwd=tmp_path)
-    assert result.returncode != 0
-    assert "'ppo'" in result.stderr and "Traceback" not in result.stderr
+def test_values_are_parsed_never_executed() -> None:
+    assert (
+        parse_value("0.001") == 0.001
+        and parse_value("True") is True
+        and parse_value("lin_0.001") == "lin_0.001"
+    )
+    assert parse_value("MlpPolicy") == "MlpPolicy" and parse_value("[64, 64]") == [64, 64]
+    assert parse_value("dict(pi=[64], vf=[64])") == {"pi": [64], "vf": [64]}
+    assert parse_value("{'a': 1, 'b': -2.5}") == {"a": 1, "b": -2.5}
+    assert parse_value("th.nn.Tanh") == "torch.nn:Tanh"

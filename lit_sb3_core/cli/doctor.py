@@ -30,6 +30,10 @@ OPTIONAL = {
     "optuna": "`lit-sb3 tune`: pip install 'lit-sb3-core[tune]'",
     "moviepy": "`lit-sb3 enjoy --video`: pip install 'lit-sb3-core[video]'",
     "pygame": "rendering classic-control envs (`lit-sb3 enjoy`): pip install 'lit-sb3-core[video]'",
+    "onnx": "`lit-sb3 export --format onnx`: pip install 'lit-sb3-core[onnx]'",
+    "onnxruntime": "running exported ONNX policies: pip install 'lit-sb3-core[onnx]'",
+    "mlflow-skinny": "Lightning's MLFlowLogger: pip install 'lit-sb3-core[loggers]'",
+    "wandb": "`lit-sb3 train --track`, Lightning's WandbLogger: pip install 'lit-sb3-core[loggers]'",
 }
 
 

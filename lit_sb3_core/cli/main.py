@@ -117,10 +117,14 @@ def _lazy(module: str, function: str) -> Callable[..., int]:
 
 
 def _configure_lazy(module: str) -> Callable[[argparse.ArgumentParser], None]:
+    return _configure_lazy_named(module, "configure")
+
+
+def _configure_lazy_named(module: str, function: str) -> Callable[[argparse.ArgumentParser], None]:
     def configure(parser: argparse.ArgumentParser) -> None:
         import importlib
 
-        importlib.import_module(f"lit_sb3_core.{module}").configure(parser)
+        getattr(importlib.import_module(f"lit_sb3_core.{module}"), function)(parser)
 
     return configure
 
@@ -151,9 +155,15 @@ COMMANDS: list[Command] = [
     ),
     Command(
         "enjoy",
-        "watch a saved model play (window, or --video DIR)",
+        "watch a saved model or a train run play (window, --video DIR, or --no-render)",
         run=_lazy("cli.enjoy", "run_enjoy"),
         configure=_configure_lazy("cli.enjoy"),
+    ),
+    Command(
+        "record-video",
+        "record a saved model or a train run playing, as one mp4 of N steps",
+        run=_lazy("cli.enjoy", "run_record_video"),
+        configure=_configure_lazy_named("cli.enjoy", "configure_record_video"),
     ),
     Command(
         "export",

@@ -189,6 +189,7 @@ class RLTrainer(L.Trainer):
         self._rl_eval_every_n_steps = eval_every_n_steps
         self._rl_n_eval_episodes = n_eval_episodes
         self._rl_val_interval_given = val_check_interval is not None
+        self._rl_hparams_logged = False
         root = Path(default_root_dir) if default_root_dir is not None else Path.cwd()
         if logger is None or logger is True:
             log_root = root / "lightning_logs"
@@ -328,7 +329,7 @@ class RLTrainer(L.Trainer):
         if ckpt_path == "last":
             ckpt_path = self._find_last_checkpoint() or ckpt_path
         try:
-            with _expected_warnings_hidden(), _sigint_handler_kept():
+            with _expected_warnings_hidden(), _sigint_handler_kept(), self._hyperparameters_logged_once():
                 super().fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=weights_only)
         except (RuntimeError, ValueError, pickle.UnpicklingError) as exc:
             # Lightning has already run its failure handling (callbacks' on_exception, loggers finalized);
@@ -432,6 +433,19 @@ class RLTrainer(L.Trainer):
         )
 
     # helpers ------------------------------------------------------------------------------------------
+    @contextmanager
+    def _hyperparameters_logged_once(self) -> Iterator[None]:
+        """Lightning logs the hyperparameters at the start of every fit/validate/test; a run that trains and
+        then evaluates with the same trainer (and loggers) records them once."""
+        enabled = self.enable_autolog_hparams
+        if self._rl_hparams_logged:
+            self.enable_autolog_hparams = False
+        try:
+            yield
+        finally:
+            self._rl_hparams_logged = self._rl_hparams_logged or enabled
+            self.enable_autolog_hparams = enabled
+
     def _find_last_checkpoint(self) -> str | None:
         """The newest checkpoint of this run name: ``ckpt_path="last"`` resumes across trainer instances.
 
@@ -527,7 +541,7 @@ class RLTrainer(L.Trainer):
             "use_masking": use_masking,
         }
         run = super().validate if stage == "validate" else super().test
-        with _expected_warnings_hidden(), _sigint_handler_kept():
+        with _expected_warnings_hidden(), _sigint_handler_kept(), self._hyperparameters_logged_once():
             # Results are logged against environment steps by the model, so Lightning's own return value
             # (metrics it logged itself) is empty; the model keeps what it measured.
             run(model, ckpt_path=ckpt_path, verbose=False, datamodule=datamodule, weights_only=weights_only)

@@ -176,7 +176,7 @@ def run_tune(args: argparse.Namespace) -> int:
         raise CliError("lit-sb3 tune needs optuna: pip install optuna (or 'lit-sb3-core[tune]').") from None
     import torch
 
-    from lit_sb3_core.cli.train import _parse_overrides
+    from lit_sb3_core.cli.zoo_layout import parse_key_values
     from lit_sb3_core.engine.envs import make_env_by_id
     from lit_sb3_core.registry.registry import get_algo_class
 
@@ -188,7 +188,7 @@ def run_tune(args: argparse.Namespace) -> int:
     cls = get_algo_class(args.algo)
     family = search_space_family(cls)
     make_env_by_id(args.env, {}).close()  # an unknown id fails now, with its did-you-mean, not in trial 0
-    fixed = _parse_overrides(args.hp)
+    fixed = parse_key_values(args.hp, "--hp", separators="=")
     torch.set_num_threads(args.threads)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # rl-zoo3 samples 5 random trials before TPE and prunes only against 5 finished ones; fewer for short

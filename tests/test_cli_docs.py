@@ -59,6 +59,7 @@ def test_every_block_marked_to_run_runs(
     pytest.importorskip("moviepy", reason="pip install 'lit-sb3-core[video]'")
     pytest.importorskip("wandb", reason="pip install 'lit-sb3-core[loggers]'")
     pytest.importorskip("mlflow", reason="pip install 'lit-sb3-core[loggers]'")
+    pytest.importorskip("matplotlib", reason="pip install 'lit-sb3-core[plot]'")
     torch.set_num_threads(1)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "examples").symlink_to(ROOT / "examples")
@@ -97,3 +98,4 @@ def test_every_block_marked_to_run_runs(
     }
     assert list((tmp_path / "runs" / "ppo_csv" / "version_0").glob("metrics.csv"))
     assert list((tmp_path / "mlruns").iterdir())
+    assert (tmp_path / "zoo.png").stat().st_size > 1000

@@ -45,7 +45,7 @@ class EvaluationFiles(Callback):
     def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
         if trainer.sanity_checking or trainer.state.fn != "fit" or not trainer.is_global_zero:
             return
-        rewards, lengths = pl_module._last_episode_results
+        rewards, lengths = pl_module.last_evaluation_episodes
         self.timesteps.append(int(pl_module.num_timesteps))
         self.results.append([float(r) for r in rewards])
         self.lengths.append([int(n) for n in lengths])

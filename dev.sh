@@ -26,7 +26,9 @@ setup() {
     local stamp="$VENV/.lit-sb3-installed" want
     want=$(cat pyproject.toml plugins/*/pyproject.toml | sha256sum | cut -d' ' -f1)
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-        local args=(-e ".[testing,lint,benchmark,plot,tune,video,onnx,loggers]")
+        # The environment extras (Atari ROMs, MuJoCo, Box2D, envpool) are PyPI wheels: the test suite
+        # exercises each, and skips those tests with the reason where an extra is missing.
+        local args=(-e ".[testing,lint,benchmark,plot,tune,video,onnx,loggers,atari,mujoco,box2d,envpool]")
         for plugin in "${PLUGINS[@]}"; do args+=(-e "$plugin"); done
         "$PY" -m pip install --quiet "${args[@]}"
         echo "$want" >"$stamp"

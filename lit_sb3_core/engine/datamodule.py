@@ -12,7 +12,9 @@ from gymnasium.vector import VectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from lit_sb3_core.data.normalization import parse_normalize
+from lit_sb3_core.engine.atari import AtariPreset, atari_env_kwargs, parse_atari, require_atari
 from lit_sb3_core.engine.envs import EnvSource, WrapperLike, make_vector_env
+from lit_sb3_core.engine.episodes import RecordInnerEpisodeStatistics, records_episodes
 from lit_sb3_core.engine.guards import CheckFinite
 from lit_sb3_core.engine.vec_env_views import find_vec_wrapper
 from lit_sb3_core.errors import ConfigurationError
@@ -67,6 +69,15 @@ class RLEnvDataModule(L.LightningDataModule):
             with a ``NonFiniteError`` naming the env index and the action (SB3's ``VecCheckNan``). Off by
             default: it costs an ``np.isfinite`` per array per step. Every env's first ``reset`` and
             ``step`` are always checked against the Gymnasium API and its observation space.
+        atari: preprocess Atari games as SB3's ``make_atari_env`` + ``VecFrameStack(4)`` do: ``True`` for
+            SB3's defaults (no-op reset, frame skip 4 with max-pooling, a lost life ends the training
+            episode, FIRE on reset, 84×84 grayscale, rewards clipped to their sign, the last 4 frames
+            stacked channel-first as ``4×84×84`` uint8), or a dict of ``AtariWrapper`` options plus
+            ``frame_stack`` (``{"terminal_on_life_loss": False}``). Every stage gets the same wrappers, as
+            in SB3; returns and evaluations count whole games with their unclipped scores (the recorder
+            sits on the raw game, where SB3 puts ``Monitor``). ``ALE/*-v5`` ids are made with
+            ``frameskip=1`` (the wrapper skips and max-pools) and keep their sticky actions. Applied
+            before ``wrappers``. Needs the ``atari`` extra.
     """
 
     def __init__(
@@ -83,6 +94,7 @@ class RLEnvDataModule(L.LightningDataModule):
         n_eval_envs: int = 1,
         normalize: bool | str | dict[str, Any] = False,
         check_finite: bool = False,
+        atari: bool | dict[str, Any] = False,
     ) -> None:
         super().__init__()
         if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
@@ -110,6 +122,7 @@ class RLEnvDataModule(L.LightningDataModule):
                 "normalize= would normalize it a second time. Drop one of the two."
             )
         self.check_finite = bool(check_finite)
+        self.atari = parse_atari(atari)
         self._envs: dict[str, VectorEnv] = {}
 
     # environments ---------------------------------------------------------------------------------
@@ -142,20 +155,39 @@ class RLEnvDataModule(L.LightningDataModule):
         source = self.source(stage)
         if source is None:
             return None
+        env_kwargs, wrappers = self.env_recipe(source)
         if stage == "fit":
             env = make_vector_env(
-                source, self.n_envs, self.vectorization, self.env_kwargs, self.wrappers, role="training"
+                source, self.n_envs, self.vectorization, env_kwargs, wrappers, role="training"
             )
             if self.check_finite:
                 env = CheckFinite(env, role="training")
-            env = RecordEpisodeStatistics(env, buffer_length=EPISODE_STATS_WINDOW)
+            # Episode statistics come from recorders inside the sub-envs when there are any (Atari's sit
+            # below the life-loss wrapper); otherwise the vector env's episodes are counted.
+            stats = RecordInnerEpisodeStatistics if records_episodes(env) else RecordEpisodeStatistics
+            env = stats(env, buffer_length=EPISODE_STATS_WINDOW)
         else:
             n_envs = self.n_eval_envs if not isinstance(source, VectorEnv) else source.num_envs
-            env = make_vector_env(source, n_envs, "sync", self.env_kwargs, self.wrappers, role="evaluation")
+            env = make_vector_env(source, n_envs, "sync", env_kwargs, wrappers, role="evaluation")
             if self.check_finite:
                 env = CheckFinite(env, role="evaluation")
         self._envs[stage] = env
         return env
+
+    def env_recipe(self, source: EnvSource) -> tuple[dict[str, Any], list[WrapperLike]]:
+        """The ``gym.make`` kwargs and single-env wrappers for ``source`` (Atari preprocessing first)."""
+        if self.atari is None:
+            return self.env_kwargs, self.wrappers
+        if isinstance(source, VectorEnv):
+            raise ConfigurationError(
+                "atari=True wraps the single envs RLEnvDataModule builds; it cannot wrap a VectorEnv you built. "
+                "Pass the env id (or a factory) instead, or apply lit_sb3_core.engine.atari.AtariPreset yourself."
+            )
+        env_kwargs = self.env_kwargs
+        if isinstance(source, str):
+            require_atari()
+            env_kwargs = atari_env_kwargs(source, self.env_kwargs, self.atari["frame_skip"])
+        return env_kwargs, [AtariPreset(**self.atari), *self.wrappers]
 
     def env_seed(self, stage: Stage, default: int | None) -> int | None:
         """Seed for the first reset of ``stage``'s env on this rank (``None``: unseeded)."""

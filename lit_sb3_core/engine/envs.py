@@ -19,6 +19,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from lit_sb3_core.engine.atari import require_atari
 from lit_sb3_core.engine.guards import CheckedEnv, LitAsyncVectorEnv
 from lit_sb3_core.engine.vec_env_views import as_vector_env, is_sb3_vec_env
 
@@ -75,7 +76,12 @@ class _CheckedFactory:
 
 
 def make_env_by_id(env_id: str, kwargs: dict[str, Any]) -> gym.Env:
-    """``gym.make`` with an error that lists close matches when the id is unknown."""
+    """``gym.make`` with an error that lists close matches when the id is unknown.
+
+    Atari ids register themselves on first use (ale-py, the ``atari`` extra, is imported for them).
+    """
+    if env_id not in gym.registry and _looks_atari(env_id):
+        require_atari()
     try:
         return gym.make(env_id, **kwargs)
     except gym.error.Error as exc:
@@ -90,6 +96,10 @@ def make_env_by_id(env_id: str, kwargs: dict[str, Any]) -> gym.Env:
                 "imported (or a 'module:EnvId' id) first."
             ) from None
         raise exc
+
+
+def _looks_atari(env_id: str) -> bool:
+    return env_id.startswith("ALE/") or "NoFrameskip" in env_id
 
 
 def make_vector_env(

@@ -11,6 +11,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from lit_sb3_core.engine.envs import make_vector_env
+from lit_sb3_core.engine.episodes import finished_episodes, records_episodes
 from lit_sb3_core.errors import ConfigurationError
 
 __all__ = ["evaluate_policy"]
@@ -32,7 +33,10 @@ def evaluate_policy(
     """Run ``n_eval_episodes`` complete episodes and measure their returns and lengths.
 
     Episodes are spread over the vector env's sub-envs as evenly as SB3 spreads them, so results do not
-    favour the short episodes that finish first.
+    favour the short episodes that finish first. When every sub-env carries an episode recorder
+    (gymnasium's ``RecordEpisodeStatistics``, as ``RLEnvDataModule(atari=True)`` puts on the raw game), its
+    episodes are the ones counted, with its returns and lengths: SB3's rule for ``Monitor``-wrapped envs,
+    so Atari evaluations report whole games with unclipped scores.
 
     Args:
         model: anything with ``predict(obs, state, episode_start, deterministic)`` (every algorithm).
@@ -92,6 +96,7 @@ def _run_episodes(
     current_lengths = np.zeros(n_envs, dtype=int)
     episode_rewards: list[float] = []
     episode_lengths: list[int] = []
+    recorded = records_episodes(env)
     observations, _ = env.reset()
     states = None
     episode_starts = np.ones(n_envs, dtype=bool)
@@ -112,10 +117,17 @@ def _run_episodes(
             current_rewards += rewards
             current_lengths += 1
             dones = np.logical_or(terminated, truncated)
+            finished = finished_episodes(infos) if recorded else {}
             for i in np.flatnonzero(dones):
+                if recorded:
+                    if i not in finished:  # an episode of the wrappers above the recorder (a lost life)
+                        continue
+                    episode = finished[i]
+                else:
+                    episode = (float(current_rewards[i]), int(current_lengths[i]))
                 if counts[i] < targets[i]:
-                    episode_rewards.append(float(current_rewards[i]))
-                    episode_lengths.append(int(current_lengths[i]))
+                    episode_rewards.append(episode[0])
+                    episode_lengths.append(episode[1])
                     counts[i] += 1
                     if episode_callback is not None:
                         episode_callback(episode_rewards)

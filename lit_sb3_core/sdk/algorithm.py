@@ -203,8 +203,10 @@ class RLAlgorithm(
         wrappers: list[Any] = []
         if isinstance(env, RLEnvDataModule):
             # The probe is built as the datamodule builds its envs: wrappers may change the spaces.
-            env_kwargs, wrappers = env.env_kwargs, env.wrappers
-            env = env.source("fit")
+            source = env.source("fit")
+            if isinstance(source, str) or callable(source):
+                env_kwargs, wrappers = env.env_recipe(source)
+            env = source
         if isinstance(env, str) or (callable(env) and not hasattr(env, "observation_space")):
             probe = EnvFactory(env, env_kwargs, wrappers)()
             try:

@@ -38,6 +38,11 @@ class Case:
         lit_trainer: extra ``RLTrainer`` arguments for the lit-sb3 run only: accelerations a user switches
             on, such as ``{"precision": "bf16-mixed"}`` (SB3 has no equivalent and runs in float32).
         note: anything a reader of the table should know about this case.
+        atari: ``env`` is an Atari game, preprocessed by each library the way its users do it: SB3's
+            ``AtariWrapper`` + ``VecFrameStack(4)``, lit-sb3's ``RLEnvDataModule(atari=True)`` (the same
+            steps). Curves and evaluations are whole games with unclipped scores.
+        normalize_reward: also normalize rewards (SB3 ``VecNormalize(norm_reward=True, gamma=gamma)``,
+            lit-sb3 ``normalize=True``), as rl-zoo3's ``normalize: true``.
     """
 
     name: str
@@ -56,6 +61,8 @@ class Case:
     recurrent: bool = False
     lit_trainer: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    atari: bool = False
+    normalize_reward: bool = False
 
     @property
     def sb3_label(self) -> str:
@@ -182,6 +189,235 @@ CASES: list[Case] = [
 # The --quick subset: one representative per loop (on-policy with many small updates, the tightest
 # per-iteration loop, replay with few updates, replay with one update per step).
 QUICK: list[str] = ["ppo-zoo-8env", "a2c-zoo-cartpole", "dqn-default", "sac-default"]
+
+
+# --- Real workloads (issue 18): Atari and MuJoCo with rl-zoo3's tuned settings, at budgets this 2-core
+# machine can run (rl-zoo3 trains 10M Atari steps and 1M MuJoCo steps). Budgets are env steps; an Atari
+# step is 4 frames. Off-policy warm-ups (learning_starts, DQN's exploration) are cut to fit the budget.
+_PPO_ZOO_ATARI = {
+    "n_steps": 128,
+    "n_epochs": 4,
+    "batch_size": 256,
+    "learning_rate": "lin_2.5e-4",
+    "clip_range": "lin_0.1",
+    "vf_coef": 0.5,
+    "ent_coef": 0.01,
+}
+_A2C_ZOO_ATARI = {
+    "ent_coef": 0.01,
+    "vf_coef": 0.25,
+    "policy_kwargs": {"optimizer_class": "rmsprop_tf_like", "optimizer_kwargs": {"eps": 1e-5}},
+}
+_DQN_ATARI = {
+    "buffer_size": 10_000,
+    "learning_rate": 1e-4,
+    "batch_size": 32,
+    "learning_starts": 1_000,
+    "target_update_interval": 1000,
+    "train_freq": 4,
+    "gradient_steps": 1,
+    "exploration_fraction": 0.1,
+    "exploration_final_eps": 0.01,
+    "optimize_memory_usage": True,
+    "replay_buffer_kwargs": {"handle_timeout_termination": False},
+}
+_QRDQN_ATARI = {
+    "buffer_size": 10_000,
+    "learning_starts": 1_000,
+    "exploration_fraction": 0.025,
+    "optimize_memory_usage": True,
+    "replay_buffer_kwargs": {"handle_timeout_termination": False},
+}
+_ATARI_NOTE = (
+    "rl-zoo3: 10M steps{extra}. The whole table's Atari budget: {steps} steps (x4 frames), "
+    "1 seed: a 2-core machine shared by 8 agents."
+)
+_TD3_ZOO_MUJOCO = {
+    "learning_starts": 1_000,
+    "action_noise": {"type": "normal", "sigma": 0.1},
+    "train_freq": 1,
+    "gradient_steps": 1,
+    "learning_rate": 1e-3,
+    "batch_size": 256,
+    "policy_kwargs": {"net_arch": [400, 300]},
+}
+_PPO_ZOO_MUJOCO = {
+    "HalfCheetah-v5": {
+        "batch_size": 64,
+        "n_steps": 512,
+        "gamma": 0.98,
+        "learning_rate": 2.0633e-05,
+        "ent_coef": 0.000401762,
+        "clip_range": 0.1,
+        "n_epochs": 20,
+        "gae_lambda": 0.92,
+        "max_grad_norm": 0.8,
+        "vf_coef": 0.58096,
+        "policy_kwargs": {
+            "log_std_init": -2,
+            "ortho_init": False,
+            "activation_fn": "relu",
+            "net_arch": {"pi": [256, 256], "vf": [256, 256]},
+        },
+    },
+    "Hopper-v5": {
+        "batch_size": 32,
+        "n_steps": 512,
+        "gamma": 0.999,
+        "learning_rate": 9.80828e-05,
+        "ent_coef": 0.00229519,
+        "clip_range": 0.2,
+        "n_epochs": 5,
+        "gae_lambda": 0.99,
+        "max_grad_norm": 0.7,
+        "vf_coef": 0.835671,
+        "policy_kwargs": {
+            "log_std_init": -2,
+            "ortho_init": False,
+            "activation_fn": "relu",
+            "net_arch": {"pi": [256, 256], "vf": [256, 256]},
+        },
+    },
+    "Walker2d-v5": {
+        "batch_size": 32,
+        "n_steps": 512,
+        "gamma": 0.99,
+        "learning_rate": 5.05041e-05,
+        "ent_coef": 0.000585045,
+        "clip_range": 0.1,
+        "n_epochs": 20,
+        "gae_lambda": 0.95,
+        "max_grad_norm": 1,
+        "vf_coef": 0.871923,
+    },
+}
+ATARI_STEPS, MUJOCO_OFF_POLICY_STEPS, MUJOCO_PPO_STEPS = 10_000, 3_000, 10_000
+
+
+def _real_workloads() -> list[Case]:
+    cases = []
+    for game in ("Pong", "Breakout"):
+        env, low = f"{game}NoFrameskip-v4", game.lower()
+        note = _ATARI_NOTE.format(extra="{extra}", steps=ATARI_STEPS)
+        cases += [
+            Case(
+                f"ppo-atari-{low}",
+                "ppo",
+                "stable_baselines3:PPO",
+                env,
+                "rl-zoo3 atari, 8 envs",
+                ATARI_STEPS,
+                ATARI_STEPS // 5,
+                _PPO_ZOO_ATARI,
+                n_envs=8,
+                policy="CnnPolicy",
+                atari=True,
+                note=note.format(extra=""),
+            ),
+            Case(
+                f"a2c-atari-{low}",
+                "a2c",
+                "stable_baselines3:A2C",
+                env,
+                "rl-zoo3 atari, 16 envs",
+                ATARI_STEPS,
+                ATARI_STEPS // 5,
+                _A2C_ZOO_ATARI,
+                n_envs=16,
+                policy="CnnPolicy",
+                atari=True,
+                note=note.format(extra=""),
+            ),
+            Case(
+                f"dqn-atari-{low}",
+                "dqn",
+                "stable_baselines3:DQN",
+                env,
+                "rl-zoo3 atari, short warm-up",
+                ATARI_STEPS,
+                ATARI_STEPS // 5,
+                _DQN_ATARI,
+                policy="CnnPolicy",
+                atari=True,
+                note=note.format(
+                    extra="; here buffer 10k (uint8, optimize_memory_usage), learning_starts 1k"
+                ),
+            ),
+            Case(
+                f"qrdqn-atari-{low}",
+                "qrdqn",
+                "sb3_contrib:QRDQN",
+                env,
+                "rl-zoo3 atari, short warm-up",
+                ATARI_STEPS,
+                ATARI_STEPS // 5,
+                _QRDQN_ATARI,
+                policy="CnnPolicy",
+                atari=True,
+                note=note.format(
+                    extra="; here buffer 10k (uint8, optimize_memory_usage), learning_starts 1k"
+                ),
+            ),
+        ]
+    for env in ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5"):
+        low = env.split("-")[0].lower()
+        note = (
+            f"rl-zoo3: 1M steps, learning_starts 10k; here {MUJOCO_OFF_POLICY_STEPS} steps, "
+            "learning_starts 1k, 1 seed."
+        )
+        top = {"top_quantiles_to_drop_per_net": 5} if env == "Hopper-v5" else {}
+        cases += [
+            Case(
+                f"sac-mujoco-{low}",
+                "sac",
+                "stable_baselines3:SAC",
+                env,
+                "rl-zoo3, short warm-up",
+                MUJOCO_OFF_POLICY_STEPS,
+                1_500,
+                {"learning_starts": 1_000},
+                note=note,
+            ),
+            Case(
+                f"td3-mujoco-{low}",
+                "td3",
+                "stable_baselines3:TD3",
+                env,
+                "rl-zoo3, short warm-up",
+                MUJOCO_OFF_POLICY_STEPS,
+                1_500,
+                _TD3_ZOO_MUJOCO,
+                note=note,
+            ),
+            Case(
+                f"tqc-mujoco-{low}",
+                "tqc",
+                "sb3_contrib:TQC",
+                env,
+                "rl-zoo3, short warm-up",
+                MUJOCO_OFF_POLICY_STEPS,
+                1_500,
+                {"learning_starts": 1_000, **top},
+                note=note,
+            ),
+            Case(
+                f"ppo-mujoco-{low}",
+                "ppo",
+                "stable_baselines3:PPO",
+                env,
+                "rl-zoo3 (VecNormalize)",
+                MUJOCO_PPO_STEPS,
+                2_048,
+                _PPO_ZOO_MUJOCO[env],
+                normalize_obs=True,
+                normalize_reward=True,
+                note=f"rl-zoo3: 1M steps; here {MUJOCO_PPO_STEPS}, 1 seed.",
+            ),
+        ]
+    return cases
+
+
+CASES.extend(_real_workloads())
 
 
 def by_name(name: str) -> Case:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from suite.cases import Case
-from suite.measure import make_env
+from suite.measure import eval_seed, make_env
 
 __all__ = ["LIBRARIES", "LitRun", "Sb3Run", "sb3_action_noise", "sb3_hyperparams"]
 
@@ -54,6 +54,10 @@ def sb3_hyperparams(hyperparams: dict[str, Any], action_space: Any) -> dict[str,
     if isinstance(activation, str):
         classes = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU}
         out["policy_kwargs"]["activation_fn"] = classes[activation.lower()]
+    if out.get("policy_kwargs", {}).get("optimizer_class") == "rmsprop_tf_like":
+        from stable_baselines3.common.sb2_compat.rmsprop_tf_like import RMSpropTFLike
+
+        out["policy_kwargs"]["optimizer_class"] = RMSpropTFLike
     return out
 
 
@@ -68,10 +72,17 @@ class Sb3Run:
         module, name = case.sb3.split(":")
         algorithm = getattr(importlib.import_module(module), name)
         factory = functools.partial(make_env, case, record=True)
-        env = make_vec_env(factory, n_envs=case.n_envs, seed=seed)
+        self.case, self.seed = case, seed
+        if case.atari:  # SB3's make_atari_env: Monitor on the game, then AtariWrapper; VecFrameStack(4)
+            env = _sb3_atari_env(factory, case.n_envs, seed)
+        else:
+            env = make_vec_env(factory, n_envs=case.n_envs, seed=seed)
         self.normalizer: VecNormalize | None = None
         if case.normalize_obs:
-            env = self.normalizer = VecNormalize(env, norm_obs=True, norm_reward=False)
+            gamma = float(case.hyperparams.get("gamma", 0.99))
+            env = self.normalizer = VecNormalize(
+                env, norm_obs=True, norm_reward=case.normalize_reward, gamma=gamma
+            )
         kwargs = sb3_hyperparams(case.hyperparams, env.action_space)
         self.model = algorithm(policy=case.policy, env=env, seed=seed, device="cpu", **kwargs)
 
@@ -81,6 +92,15 @@ class Sb3Run:
     @property
     def num_timesteps(self) -> int:
         return int(self.model.num_timesteps)
+
+    def evaluate_games(self, n_games: int) -> list[float]:
+        """Atari: whole games with unclipped scores, on SB3's own Atari stack (Monitor's episodes)."""
+        from stable_baselines3.common.evaluation import evaluate_policy
+
+        env = _sb3_atari_env(functools.partial(make_env, self.case), 1, eval_seed(self.seed))
+        rewards, _ = evaluate_policy(self.model, env, n_eval_episodes=n_games, return_episode_rewards=True)
+        env.close()
+        return [float(r) for r in rewards]
 
     def predict(self, observation: Any, **kwargs: Any) -> tuple[Any, Any]:
         # SB3 normalizes inside VecNormalize, not in predict: apply the (frozen) training statistics here.
@@ -104,8 +124,10 @@ class LitRun:
             train_env=functools.partial(make_env, case, record=True),
             n_envs=case.n_envs,
             seed=seed,
-            normalize="observation" if case.normalize_obs else False,
+            normalize=(True if case.normalize_reward else "observation") if case.normalize_obs else False,
+            atari=case.atari,
         )
+        self.case, self.seed = case, seed
         kwargs = copy.deepcopy(case.hyperparams)
         self.model = algorithm(policy=case.policy, seed=seed, device="cpu", **kwargs)
         self.trainer_kwargs = dict(case.lit_trainer)
@@ -130,8 +152,33 @@ class LitRun:
     def num_timesteps(self) -> int:
         return int(self.model.num_timesteps)
 
+    def evaluate_games(self, n_games: int) -> list[float]:
+        """Atari: whole games with unclipped scores, on lit-sb3's own Atari stack (the inner recorder's)."""
+        import lit_sb3
+
+        datamodule = lit_sb3.RLEnvDataModule(
+            test_env=functools.partial(make_env, self.case), seed=eval_seed(self.seed), atari=True
+        )
+        env = datamodule.get_env("test")
+        env.reset(seed=eval_seed(self.seed))
+        rewards, _ = lit_sb3.evaluate_policy(
+            self.model, env, n_eval_episodes=n_games, return_episode_rewards=True
+        )
+        datamodule.close()
+        return [float(r) for r in rewards]
+
     def predict(self, observation: Any, **kwargs: Any) -> tuple[Any, Any]:
         return self.model.predict(observation, **kwargs)  # applies its own normalization statistics
+
+
+def _sb3_atari_env(factory: Any, n_envs: int, seed: int) -> Any:
+    from stable_baselines3.common.atari_wrappers import AtariWrapper
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import VecFrameStack
+
+    return VecFrameStack(
+        make_vec_env(factory, n_envs=n_envs, seed=seed, wrapper_class=AtariWrapper), n_stack=4
+    )
 
 
 LIBRARIES: dict[str, type[Sb3Run | LitRun]] = {"sb3": Sb3Run, "lit": LitRun}

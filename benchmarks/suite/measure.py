@@ -65,6 +65,10 @@ class EpisodeRecorder(gym.Wrapper):
 
 def make_env(case: Case, record: bool = False) -> gym.Env:
     """One env of ``case``: the id, the case's wrapper, and (training envs) the episode recorder."""
+    if case.atari:
+        import ale_py
+
+        gym.register_envs(ale_py)
     env = gym.make(case.env)
     if case.wrapper is not None:
         env = envs.WRAPPERS[case.wrapper](env)

@@ -19,6 +19,8 @@ from typing import Any
 
 __all__ = ["run"]
 
+N_ATARI_GAMES = 3
+
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     """Train and evaluate as ``spec`` says (case, library, seed, steps, threads); return the measurements."""
@@ -37,7 +39,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     wall, cpu = time.perf_counter(), time.process_time()
     job.learn(steps)
     learn_s, cpu_s = time.perf_counter() - wall, time.process_time() - cpu
-    returns = evaluate(case, job.predict, seed)
+    # Atari: whole games on each library's own preprocessing; a few, as games take thousands of steps.
+    returns = job.evaluate_games(N_ATARI_GAMES) if case.atari else evaluate(case, job.predict, seed)
     other = "stable_baselines3" if spec["library"] == "lit" else "lit_sb3"
     return {
         "num_timesteps": job.num_timesteps,

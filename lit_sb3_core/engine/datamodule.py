@@ -55,7 +55,11 @@ class RLEnvDataModule(L.LightningDataModule):
         test_env: environment for ``trainer.test`` (same default).
         predict_env: environment ``trainer.predict`` takes an observation from when none is given.
         n_envs: parallel training environments per process.
-        vectorization: ``"sync"`` (in-process, best for fast envs) or ``"async"`` (one process per env).
+        vectorization: ``"sync"`` (in-process, best for fast envs), ``"async"`` (one process per env) or
+            ``"envpool"`` (envpool's C++ pool, for the ids envpool has: classic control, MuJoCo, Atari with
+            ``atari=True``; the ``envpool`` extra). envpool keeps the SAME_STEP semantics of the others
+            (``lit_sb3_core.engine.envpool_env``); ``env_kwargs`` are then envpool's config keys and
+            ``wrappers`` are refused. Evaluation envs are always gymnasium's.
         env_kwargs: keyword arguments for ``gymnasium.make`` or the factory.
         wrappers: callables applied to each single env (``gymnasium.Wrapper`` classes work).
         seed: base seed; training env ``i`` on rank ``r`` is seeded ``seed + r * n_envs + i``. ``None``
@@ -87,7 +91,7 @@ class RLEnvDataModule(L.LightningDataModule):
         test_env: EnvSource | None = None,
         predict_env: EnvSource | None = None,
         n_envs: int = 1,
-        vectorization: Literal["sync", "async"] = "sync",
+        vectorization: Literal["sync", "async", "envpool"] = "sync",
         env_kwargs: dict[str, Any] | None = None,
         wrappers: Sequence[WrapperLike] | None = None,
         seed: int | None = None,
@@ -101,8 +105,10 @@ class RLEnvDataModule(L.LightningDataModule):
             raise ConfigurationError(f"n_envs must be a positive integer, got {n_envs!r}.")
         if isinstance(n_eval_envs, bool) or not isinstance(n_eval_envs, int) or n_eval_envs < 1:
             raise ConfigurationError(f"n_eval_envs must be a positive integer, got {n_eval_envs!r}.")
-        if vectorization not in ("sync", "async"):
-            raise ConfigurationError(f"vectorization must be 'sync' or 'async', got {vectorization!r}.")
+        if vectorization not in ("sync", "async", "envpool"):
+            raise ConfigurationError(
+                f"vectorization must be 'sync', 'async' or 'envpool', got {vectorization!r}."
+            )
         self.sources: dict[str, EnvSource | None] = {
             "fit": train_env,
             "validate": val_env,
@@ -156,10 +162,13 @@ class RLEnvDataModule(L.LightningDataModule):
         if source is None:
             return None
         env_kwargs, wrappers = self.env_recipe(source)
-        if stage == "fit":
+        if stage == "fit" and self.vectorization == "envpool":
+            env = self._envpool_env(source)
+        elif stage == "fit":
             env = make_vector_env(
                 source, self.n_envs, self.vectorization, env_kwargs, wrappers, role="training"
             )
+        if stage == "fit":
             if self.check_finite:
                 env = CheckFinite(env, role="training")
             # Episode statistics come from recorders inside the sub-envs when there are any (Atari's sit
@@ -173,6 +182,22 @@ class RLEnvDataModule(L.LightningDataModule):
                 env = CheckFinite(env, role="evaluation")
         self._envs[stage] = env
         return env
+
+    def _envpool_env(self, source: EnvSource) -> VectorEnv:
+        from lit_sb3_core.engine.envpool_env import EnvpoolVectorEnv
+
+        if not isinstance(source, str):
+            raise ConfigurationError(
+                f"vectorization='envpool' builds envs from an env id, got {type(source).__name__}: pass "
+                "train_env='CartPole-v1' (an id envpool has) or use vectorization='sync'."
+            )
+        if self.wrappers:
+            raise ConfigurationError(
+                "vectorization='envpool' cannot apply single-env wrappers (its envs live in C++): drop wrappers= "
+                "or use vectorization='sync'/'async'."
+            )
+        seed = self.env_seed("fit", None) or 0
+        return EnvpoolVectorEnv(source, self.n_envs, seed=seed, atari=self.atari, env_kwargs=self.env_kwargs)
 
     def env_recipe(self, source: EnvSource) -> tuple[dict[str, Any], list[WrapperLike]]:
         """The ``gym.make`` kwargs and single-env wrappers for ``source`` (Atari preprocessing first)."""

@@ -26,6 +26,9 @@ _RECORDER_ATTRIBUTE = "length_queue"
 def records_episodes(env: VectorEnv) -> bool:
     """True when every sub-env of ``env`` is wrapped in an episode recorder (sync and async envs alike)."""
     base = env.unwrapped
+    flag = getattr(base, "inner_episode_statistics", None)  # vector envs that record games themselves
+    if flag is not None:
+        return bool(flag)
     try:
         found = base.call("has_wrapper_attr", _RECORDER_ATTRIBUTE)
     except Exception:  # a vector env that is not gymnasium's (its own episode logic counts)

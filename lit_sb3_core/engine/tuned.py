@@ -11,10 +11,13 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from lit_sb3_core.engine.atari import is_atari_id
 from lit_sb3_core.errors import ConfigurationError
 
 __all__ = ["split_tuned", "tuned_hyperparameters"]
 
+# The entry rl-zoo3 applies to every Atari game.
+ATARI_KEY = "atari"
 # rl-zoo3 keys that belong to the trainer, by their RLTrainer name.
 _TRAINER_KEYS = {"n_timesteps": "max_steps"}
 # RLEnvDataModule arguments a tuned entry never sets: the environment itself comes from the caller.
@@ -33,7 +36,8 @@ def tuned_hyperparameters(algo: str | type, env_id: str) -> dict[str, dict[str, 
 
     Args:
         algo: a registry name (``"ppo"``) or an algorithm class.
-        env_id: the gymnasium id the values were tuned for.
+        env_id: the gymnasium id the values were tuned for. Atari ids (``"PongNoFrameskip-v4"``,
+            ``"ALE/Breakout-v5"``) take the table's ``"atari"`` entry, as rl-zoo3 does.
 
     Raises:
         ConfigurationError: the algorithm has no tuned values for ``env_id`` (the message lists those it
@@ -41,6 +45,8 @@ def tuned_hyperparameters(algo: str | type, env_id: str) -> dict[str, dict[str, 
     """
     cls = _algo_class(algo)
     table: dict[str, dict[str, Any]] = dict(getattr(cls, "tuned_hyperparameters", {}) or {})
+    if env_id not in table and ATARI_KEY in table and is_atari_id(env_id):
+        env_id = ATARI_KEY  # rl-zoo3 tunes one entry for every Atari game
     if env_id not in table:
         import difflib
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lit_sb3_ars.zoo_hyperparams import ZOO_HYPERPARAMETERS
+
 # rl-zoo3's "&pendulum-params" anchor, which several entries extend.
 _PENDULUM: dict[str, Any] = {
     "n_envs": 1,
@@ -48,3 +50,7 @@ TUNED: dict[str, dict[str, Any]] = {
     "MountainCarContinuous-v0": {**_PENDULUM, "n_timesteps": 500_000, "delta_std": 0.2},
     **{env_id: {"n_envs": 1, "policy": "LinearPolicy", **values} for env_id, values in _MUJOCO.items()},
 }
+
+# Every other rl-zoo3 entry whose environment runs here, generated from rl-zoo3's files
+# (scripts/import_zoo_hyperparams.py); the entries above, checked by this plugin's tests, win.
+TUNED = {**ZOO_HYPERPARAMETERS, **TUNED}

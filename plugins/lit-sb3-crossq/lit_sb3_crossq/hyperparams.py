@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from lit_sb3_crossq.zoo_hyperparams import ZOO_HYPERPARAMETERS
+
 _MUJOCO: dict[str, Any] = {
     "n_timesteps": 5_000_000,
     "buffer_size": 1_000_000,
@@ -51,3 +53,7 @@ TUNED: dict[str, dict[str, Any]] = {
     },
     "Swimmer-v4": {**copy.deepcopy(_MUJOCO), "gamma": 0.999},
 }
+
+# Every other rl-zoo3 entry whose environment runs here, generated from rl-zoo3's files
+# (scripts/import_zoo_hyperparams.py); the entries above, checked by this plugin's tests, win.
+TUNED = {**ZOO_HYPERPARAMETERS, **TUNED}

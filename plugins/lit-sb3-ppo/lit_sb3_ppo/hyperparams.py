@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lit_sb3_ppo.zoo_hyperparams import ZOO_HYPERPARAMETERS
+
 TUNED: dict[str, dict[str, Any]] = {
     "CartPole-v1": {
         "n_envs": 8,
@@ -46,3 +48,7 @@ TUNED: dict[str, dict[str, Any]] = {
         "ent_coef": 0.0,
     },
 }
+
+# Every other rl-zoo3 entry whose environment runs here, generated from rl-zoo3's files
+# (scripts/import_zoo_hyperparams.py); the entries above, checked by this plugin's tests, win.
+TUNED = {**ZOO_HYPERPARAMETERS, **TUNED}

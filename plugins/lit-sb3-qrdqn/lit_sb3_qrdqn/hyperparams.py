@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lit_sb3_qrdqn.zoo_hyperparams import ZOO_HYPERPARAMETERS
+
 TUNED: dict[str, dict[str, Any]] = {
     "CartPole-v1": {
         "n_timesteps": 50_000,
@@ -51,3 +53,7 @@ TUNED: dict[str, dict[str, Any]] = {
         "policy_kwargs": {"net_arch": [256, 256], "n_quantiles": 25},
     },
 }
+
+# Every other rl-zoo3 entry whose environment runs here, generated from rl-zoo3's files
+# (scripts/import_zoo_hyperparams.py); the entries above, checked by this plugin's tests, win.
+TUNED = {**ZOO_HYPERPARAMETERS, **TUNED}

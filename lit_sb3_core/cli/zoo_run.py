@@ -23,7 +23,7 @@ from lit_sb3_core.cli.zoo_layout import env_folder_name, latest_run_id, parse_ke
 from lit_sb3_core.engine.datamodule import RLEnvDataModule
 from lit_sb3_core.engine.model_file import load_model
 from lit_sb3_core.engine.trainer import RLTrainer, next_run_id
-from lit_sb3_core.engine.tuned import split_tuned
+from lit_sb3_core.engine.tuned import split_tuned, tuned_key
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.registry.registry import get_algo_class
 
@@ -87,8 +87,9 @@ class ZooRun:
         """(model, data, trainer) arguments and the flat dict saved as config.yml."""
         args = self.args
         table = {} if args.no_tuned else dict(getattr(self.cls, "tuned_hyperparameters", {}) or {})
-        tuned = dict(table.get(args.env, {}))
-        self.tuned_source = f"tuned for {args.env}" if args.env in table else "defaults"
+        key = tuned_key(table, args.env)  # Atari ids take the "atari" entry
+        tuned = dict(table[key]) if key else {}
+        self.tuned_source = f"tuned for {key}" if key else "defaults"
         overrides = {
             **parse_key_values(args.hyperparams, "--hyperparams"),
             **parse_key_values(args.hp, "--hp", separators="="),

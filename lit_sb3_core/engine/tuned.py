@@ -14,7 +14,7 @@ from typing import Any
 from lit_sb3_core.engine.atari import is_atari_id
 from lit_sb3_core.errors import ConfigurationError
 
-__all__ = ["split_tuned", "tuned_hyperparameters"]
+__all__ = ["split_tuned", "tuned_hyperparameters", "tuned_key"]
 
 # The entry rl-zoo3 applies to every Atari game.
 ATARI_KEY = "atari"
@@ -45,8 +45,7 @@ def tuned_hyperparameters(algo: str | type, env_id: str) -> dict[str, dict[str, 
     """
     cls = _algo_class(algo)
     table: dict[str, dict[str, Any]] = dict(getattr(cls, "tuned_hyperparameters", {}) or {})
-    if env_id not in table and ATARI_KEY in table and is_atari_id(env_id):
-        env_id = ATARI_KEY  # rl-zoo3 tunes one entry for every Atari game
+    env_id = tuned_key(table, env_id) or env_id
     if env_id not in table:
         import difflib
 
@@ -59,6 +58,16 @@ def tuned_hyperparameters(algo: str | type, env_id: str) -> dict[str, dict[str, 
         )
         raise ConfigurationError(f"{cls.__name__} has no tuned hyperparameters for {env_id!r}.{hint} {has}")
     return split_tuned(cls, table[env_id])
+
+
+def tuned_key(table: dict[str, Any], env_id: str) -> str | None:
+    """The entry of ``table`` for ``env_id``: its own, else ``"atari"`` for an Atari id (rl-zoo3 tunes one
+    entry for every game), else None."""
+    if env_id in table:
+        return env_id
+    if ATARI_KEY in table and is_atari_id(env_id):
+        return ATARI_KEY
+    return None
 
 
 def split_tuned(cls: type, values: dict[str, Any]) -> dict[str, dict[str, Any]]:

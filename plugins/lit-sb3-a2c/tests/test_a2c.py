@@ -142,7 +142,7 @@ def test_tuned_hyperparameters_construct() -> None:
     for env_id in A2C.tuned_hyperparameters:
         split = tuned_hyperparameters("a2c", env_id)  # refuses keys neither A2C nor the datamodule takes
         json.dumps(dict(A2C(**split["model"]).hparams))
-        assert split["data"]["n_envs"] >= 1 and split["trainer"]["max_steps"] > 0
+        assert split["data"].get("n_envs", 1) >= 1 and split["trainer"]["max_steps"] > 0
     assert A2C.tuned_hyperparameters["CartPole-v1"] == {"n_envs": 8, "n_timesteps": 500_000, "ent_coef": 0.0}
     assert tuned_hyperparameters("a2c", "Pendulum-v1")["data"] == {"n_envs": 8, "normalize": True}
 

@@ -95,6 +95,8 @@ def test_tuned_hyperparameters_split_for_the_registered_env() -> None:
     assert split["model"]["n_steps"] == 32 and split["model"]["learning_rate"] == "lin_0.001"
     assert split["model"]["policy_kwargs"]["lstm_hidden_size"] == 64
     for env_id, entry in TUNED.items():
+        if "NoVel" not in env_id:  # rl-zoo3's other entries are checked by the core's zoo test
+            continue
         assert (
             gym.make(env_id).observation_space.shape[0]
             < gym.make(env_id.replace("NoVel", "")).observation_space.shape[0]

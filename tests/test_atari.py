@@ -261,3 +261,9 @@ def test_maskable_ppo_cnn_policy_on_a_game_with_masks() -> None:
     assert model.num_timesteps >= 32
     assert not (model.rollout_buffer.actions == 1).any()  # no masked action was ever taken
     dm.close()
+
+
+def test_sb3_names_are_views_of_these_wrappers() -> None:
+    from lit_sb3.common import atari_wrappers
+
+    assert atari_wrappers.AtariWrapper is AtariWrapper and atari_wrappers.EpisodicLifeEnv is EpisodicLifeEnv

@@ -1,0 +1,30 @@
+"""SB3's ``common.atari_wrappers``: the Atari preprocessing wrappers, lit-sb3's own under SB3's names.
+
+``AtariWrapper`` runs on gymnasium's ``AtariPreprocessing`` and steps exactly as SB3's does (same rewards,
+terminations and truncations for the same seed and actions; frames within a grey level). Needs the
+``atari`` extra: ``pip install 'lit-sb3-core[atari]'``.
+"""
+
+from __future__ import annotations
+
+from lit_sb3_core.engine.atari import (
+    AtariWrapper,
+    ClipRewardEnv,
+    EpisodicLifeEnv,
+    FireResetEnv,
+    MaxAndSkipEnv,
+    NoopResetEnv,
+    StickyActionEnv,
+    WarpFrame,
+)
+
+__all__ = [
+    "AtariWrapper",
+    "ClipRewardEnv",
+    "EpisodicLifeEnv",
+    "FireResetEnv",
+    "MaxAndSkipEnv",
+    "NoopResetEnv",
+    "StickyActionEnv",
+    "WarpFrame",
+]

@@ -238,6 +238,7 @@ MIRRORED = {
     "stable_baselines3.common.vec_env.stacked_observations": "lit_sb3.common.vec_env.stacked_observations",
     "stable_baselines3.common.vec_env.util": "lit_sb3.common.vec_env.util",
     "stable_baselines3.common.env_util": "lit_sb3.common.env_util",
+    "stable_baselines3.common.atari_wrappers": "lit_sb3.common.atari_wrappers",
     "stable_baselines3.common.monitor": "lit_sb3.common.monitor",
     "stable_baselines3.common.results_plotter": "lit_sb3.common.results_plotter",
     "stable_baselines3.common.env_checker": "lit_sb3.common.env_checker",

@@ -4,6 +4,8 @@
 #   bash dev.sh test  [pytest options]          run the whole test suite (core and every plugin)
 #   bash dev.sh lint                            ruff (lint rules and formatting) over the whole tree
 #   bash dev.sh bench [benchmark options]       lit-sb3 beside Stable-Baselines3
+#   bash dev.sh bench-jax [benchmark options]   the same with SBX (SB3 in JAX) as a third library; SBX
+#                                               and JAX (~1.7 GB) go into their own .venv-jax/, never .venv/
 # Everything is installed into .venv/ inside this folder.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -35,6 +37,25 @@ setup() {
     fi
 }
 
+# SBX's own venv: torch first (SBX depends on SB3, whose bare torch requirement would pull a CUDA build),
+# then the benchmark-jax extra's requirements only (the lit-sb3 runs stay in .venv).
+JAX_VENV=.venv-jax
+setup_jax() {
+    local py="$JAX_VENV/bin/python"
+    if [ ! -x "$py" ]; then
+        python3 -m venv "$JAX_VENV"
+        "$py" -m pip install --quiet --upgrade pip
+    fi
+    if ! "$py" -c "import torch" >/dev/null 2>&1; then
+        "$py" -m pip install --quiet "torch==2.13.0"
+    fi
+    if ! "$py" -c "import sbx, jax" >/dev/null 2>&1; then
+        local requirements
+        read -ra requirements <<<"$("$PY" -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["benchmark-jax"])')"
+        "$py" -m pip install --quiet "${requirements[@]}"
+    fi
+}
+
 command=${1:-train}
 shift || true
 setup
@@ -43,6 +64,8 @@ case "$command" in
     test) exec "$PY" -m pytest "$@" ;;
     lint) "$VENV/bin/ruff" check . && exec "$VENV/bin/ruff" format --check . ;;
     bench) exec "$PY" benchmarks/run.py "$@" ;;
+    bench-jax) setup_jax && exec "$PY" benchmarks/run.py --libraries lit sb3 sbx --jax-python "$JAX_VENV/bin/python" "$@" ;;
+    setup-jax) setup_jax ;;
     setup) ;;
-    *) echo "usage: bash dev.sh {train|test|lint|bench|setup} [options]" >&2; exit 2 ;;
+    *) echo "usage: bash dev.sh {train|test|lint|bench|bench-jax|setup|setup-jax} [options]" >&2; exit 2 ;;
 esac

@@ -5,10 +5,13 @@
     python benchmarks/run.py --algos ppo dqn           # only these algorithms
     python benchmarks/run.py --cases sac-zoo --repeats 3 --seeds 0 1
     python benchmarks/run.py --list                    # the cases and their settings
+    python benchmarks/run.py --quick --libraries lit-sb3 sb3 sbx   # SBX too (bash dev.sh setup-jax first)
 
 Every case trains the same algorithm with identical hyperparameters on the same environment in both
 libraries. Each run (one library, one case, one seed) is a fresh process with the same torch thread
-setting; only ``learn()`` is timed; the library that goes first alternates. Writes ``OUT/results.md``
+setting; only ``learn()`` is timed; the library that goes first alternates. SBX (SB3 in JAX) is an optional
+third library: it needs its own venv (``bash dev.sh setup-jax``, the ``benchmark-jax`` extra, ~1.7 GB);
+without it the suite runs SB3 and lit-sb3 and says that SBX was not run. Writes ``OUT/results.md``
 (the table, also printed as it goes), ``OUT/results.json`` (every run, with its learning curve) and
 ``OUT/<case>.png`` (learning curves, lit-sb3 beside SB3). Cases whose lit-sb3 plugin is not installed
 are listed as skipped. Progress goes to stderr, the table to stdout.
@@ -30,7 +33,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from suite import report
 from suite.cases import CASES, QUICK, Case
-from suite.runner import Settings, lit_algorithms, run_case, unavailable
+from suite.runner import (
+    ALL_LIBRARIES,
+    DEFAULT_JAX_PYTHON,
+    Settings,
+    jax_python_problem,
+    lit_algorithms,
+    run_case,
+    unavailable,
+    unavailable_library,
+)
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 FULL_SEEDS, FULL_REPEATS = [0, 1, 2], 1
@@ -73,8 +85,34 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})"
     )
+    parser.add_argument(
+        "--libraries",
+        nargs="+",
+        metavar="LIB",
+        default=["sb3", "lit"],
+        help="libraries to run: sb3, lit-sb3 (or lit), sbx (default: sb3 lit-sb3; SB3 and lit-sb3 always run)",
+    )
+    parser.add_argument(
+        "--jax-python",
+        type=Path,
+        default=DEFAULT_JAX_PYTHON,
+        help=f"Python of the venv with SBX and JAX (default {DEFAULT_JAX_PYTHON})",
+    )
+    parser.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="with --threads 1, do not pin each run to one CPU (by default every library gets one core: "
+        "SBX's XLA would otherwise compute on a second core while Python dispatches)",
+    )
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     args = parser.parse_args(argv)
+    libraries = {"lit-sb3": "lit"}
+    chosen = {libraries.get(name, name) for name in args.libraries}
+    unknown_libraries = sorted(chosen - set(ALL_LIBRARIES))
+    if unknown_libraries:
+        parser.error(f"--libraries: unknown {', '.join(unknown_libraries)}; choose from sb3, lit-sb3, sbx.")
+    # SB3 and lit-sb3 always run (the table is their ratio); the order is the rotation's start.
+    args.libraries = tuple(lib for lib in ALL_LIBRARIES if lib in chosen | {"sb3", "lit"})
     algos = {case.algo for case in CASES}
     names = {case.name for case in CASES}
     for label, given, valid in (("--algos", args.algos, algos), ("--cases", args.cases, names)):
@@ -110,13 +148,30 @@ def _versions() -> dict[str, str | None]:
     return versions
 
 
+def _sbx_versions(jax_python: Path) -> dict[str, str] | None:
+    """sbx-rl, jax and flax versions in the SBX venv (for the record of what ran)."""
+    import subprocess
+
+    code = (
+        "import importlib.metadata as m, json; "
+        "print(json.dumps({d: m.version(d) for d in ('sbx-rl', 'jax', 'jaxlib', 'flax', 'stable-baselines3')}))"
+    )
+    probe = subprocess.run([str(jax_python), "-c", code], check=False, capture_output=True, text=True)
+    if probe.returncode != 0:
+        return None
+    import json
+
+    return dict(json.loads(probe.stdout))
+
+
 def _progress(run: dict[str, Any]) -> None:
     label = f"  {run['case']:<32} {run['library']:<4} seed {run['seed']} repeat {run['repeat']}"
     if "error" in run:
         print(f"{label}  FAILED: {run['error']}", file=sys.stderr, flush=True)
         return
     print(
-        f"{label}  {run['steps_per_s']:>8.0f} steps/s  learn {run['learn_s']:6.1f} s  "
+        f"{label}  {run['steps_per_s']:>8.0f} steps/s  steady {run.get('steady_steps_per_s') or 0:>8.0f}  "
+        f"learn {run['learn_s']:6.1f} s  "
         f"{run['peak_rss_mib']:4.0f} MiB  return {run['eval_mean']:8.1f}",
         file=sys.stderr,
         flush=True,
@@ -132,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
         threads=args.threads,
         quick=args.quick,
         steps=args.steps,
+        libraries=args.libraries,
+        jax_python=args.jax_python,
+        pin=not args.no_pin,
     )
     if args.list:
         for case in CASES:
@@ -145,12 +203,20 @@ def main(argv: list[str] | None = None) -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     lit_algos = lit_algorithms()
+    sbx_problem = jax_python_problem(args.jax_python) if "sbx" in settings.libraries else None
+    sbx_note = None
+    if "sbx" not in settings.libraries:
+        sbx_note = "SBX not run (add it with `--libraries lit-sb3 sb3 sbx` after `bash dev.sh setup-jax`)."
+    elif sbx_problem is not None:
+        sbx_note = f"SBX not run: {sbx_problem}."
+        print(sbx_note, file=sys.stderr, flush=True)
     meta: dict[str, Any] = {
         "argv": sys.argv[1:] if argv is None else argv,
         "quick": settings.quick,
         "seeds": list(settings.seeds),
         "repeats": settings.repeats,
         "threads": settings.threads,
+        "pinned_cpu": settings.cpu(),
         "steps_override": settings.steps,
         "started": datetime.datetime.now().isoformat(timespec="seconds"),
         "python": platform.python_version(),
@@ -158,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_count": os.cpu_count(),
         "versions": _versions(),
         "lit_sb3_algorithms": lit_algos,
+        "libraries": list(settings.libraries),
+        "sbx_note": sbx_note,
+        "sbx_versions": _sbx_versions(args.jax_python)
+        if "sbx" in settings.libraries and not sbx_problem
+        else None,
     }
     print(
         f"{len(cases)} case(s), seeds {list(settings.seeds)} x {settings.repeats} repeat(s), "
@@ -174,7 +245,11 @@ def main(argv: list[str] | None = None) -> int:
             result.update(status="skipped", reason=reason)
             print(f"  {case.name}: skipped, {reason}", file=sys.stderr, flush=True)
         else:
-            runs = run_case(case, settings, progress=_progress)
+            skipped = {lib: unavailable_library(case, lib, sbx_problem) for lib in settings.libraries}
+            libraries = [lib for lib in settings.libraries if skipped[lib] is None]
+            if "sbx" in settings.libraries and skipped["sbx"] is not None and sbx_problem is None:
+                result["sbx_skipped"] = skipped["sbx"]
+            runs = run_case(case, settings, progress=_progress, libraries=libraries)
             result.update(status="ran", summary=report.summarize(runs), runs=runs)
             failed |= any("error" in run for run in runs)
             report.plot_curves(args.out / f"{case.name}.png", case, runs)

@@ -54,7 +54,10 @@ def test_the_suite_writes_table_json_and_plots(tmp_path: Path) -> None:
     assert process.returncode == 0, process.stdout + process.stderr
 
     table = (tmp_path / "results.md").read_text()
-    assert "| algorithm | env | config | steps | SB3 steps/s | lit-sb3 steps/s | ratio |" in table
+    assert (
+        "| algorithm | env | config | steps | SB3 steps/s | lit-sb3 steps/s | ratio | steady ratio |" in table
+    )
+    assert "SBX not run" in table  # the default libraries: SB3 and lit-sb3, and the table says so
     rows = [line for line in table.splitlines() if line.startswith(("| PPO (SB3)", "| DQN (SB3)"))]
     assert len(rows) == 2, table
     for row in rows:
@@ -67,18 +70,22 @@ def test_the_suite_writes_table_json_and_plots(tmp_path: Path) -> None:
     for entry in data["cases"]:
         assert entry["status"] == "ran"
         summary = entry["summary"]
-        assert summary["ratio"] > 0 and summary["cpu_ratio"] > 0
+        assert summary["ratio"] > 0 and summary["cpu_ratio"] > 0 and summary["steady_ratio"] > 0
+        assert "sbx" not in summary
         for library in ("sb3", "lit"):
             side = summary[library]
             assert side["runs"] == 1 and side["errors"] == 0
             assert side["steps_per_s_median"] > 0 and side["peak_rss_mib"] > 50
+            assert side["steady_steps_per_s_median"] > 0
             assert math.isfinite(side["return_mean"]) and side["return_mean"] > 0  # CartPole pays 1 per step
         runs: list[dict[str, Any]] = entry["runs"]
         assert sorted(run["library"] for run in runs) == ["lit", "sb3"]
         assert runs[0]["library"] == "sb3"  # repeat 0: SB3 goes first
         for run in runs:
             assert run["num_timesteps"] >= steps and run["recorded_steps"] == run["num_timesteps"]
+            assert 0 < run["steady_from"] < steps and run["steady_steps_per_s"] > 0
             assert run["torch_threads"] == 1 and not run["other_library_imported"]
+            assert len(run["cpus"]) == 1  # one thread: pinned to one CPU, whatever the library
             assert len(run["eval_returns"]) == 10
             episode_steps = [step for step, _ in run["episodes"]]
             assert episode_steps and episode_steps == sorted(episode_steps)
@@ -130,6 +137,76 @@ def test_library_order_alternates(suite: ModuleType) -> None:
     # With two seeds every repeat and every seed sees both orders.
     pairs = {(r, s): order(r, s)[0] for r in range(2) for s in range(2)}
     assert {pairs[0, 0], pairs[0, 1]} == {pairs[0, 0], pairs[1, 0]} == {"sb3", "lit"}
+    # Three libraries rotate: each goes first once in three repeats, and each run sees all three.
+    three = ("sb3", "sbx", "lit")
+    firsts = [order(r, 0, three)[0] for r in range(3)]
+    assert sorted(firsts) == sorted(three) and all(
+        sorted(order(r, 1, three)) == sorted(three) for r in range(3)
+    )
+
+
+def test_sbx_gets_sb3s_defaults_where_its_own_differ(suite: ModuleType) -> None:
+    pytest.importorskip("stable_baselines3")
+    from gymnasium import spaces
+    from suite.cases import by_name
+    from suite.libraries import sbx_hyperparams
+
+    box, two = spaces.Box(-1.0, 1.0, (1,)), spaces.Discrete(2)
+    assert sbx_hyperparams(by_name("td3-default"), box)["policy_kwargs"] == {"net_arch": [400, 300]}
+    assert sbx_hyperparams(by_name("dqn-default"), two)["policy_kwargs"] == {"net_arch": [64]}  # one width
+    zoo = sbx_hyperparams(by_name("dqn-zoo"), two)
+    assert (
+        zoo["policy_kwargs"] == {"net_arch": [256]} and zoo["target_update_interval"] == 10
+    )  # the case's own
+    ppo = sbx_hyperparams(by_name("ppo-zoo-8env"), two)
+    assert ppo["policy_kwargs"] == {"ortho_init": True} and ppo["learning_rate"](0.5) == pytest.approx(5e-4)
+    assert "policy_kwargs" not in sbx_hyperparams(by_name("sac-default"), box)  # SBX's SAC defaults are SB3's
+    assert by_name("qrdqn-zoo").sbx is None and by_name("a2c-zoo-cartpole").sbx is None
+    assert by_name("crossq-zoo").sbx == "sbx:CrossQ"
+
+
+def test_steady_state_starts_halfway_through_learning(suite: ModuleType) -> None:
+    from suite.cases import by_name
+    from suite.measure import _Record
+
+    assert by_name("td3-zoo").steady_from(12_000) == 11_000  # learning_starts 10k: halfway from there
+    assert by_name("sac-default").steady_from(1_000) == 550  # SB3's default learning_starts 100
+    assert by_name("ppo-zoo-8env").steady_from(20_000) == 10_000
+    record = _Record()
+    record.steady_from, record.steady_start = 500, 10.0
+    assert record.steady_rate(12.0, 1_000) == pytest.approx(250.0)
+    assert _Record().steady_rate(12.0, 1_000) is None  # never reached
+
+
+def test_a_missing_sbx_is_named_with_the_way_to_install_it(suite: ModuleType, tmp_path: Path) -> None:
+    from suite.cases import by_name
+    from suite.runner import jax_python_problem, unavailable_library
+
+    problem = jax_python_problem(tmp_path / "no-venv" / "bin" / "python")
+    assert problem is not None and "bash dev.sh setup-jax" in problem
+    assert unavailable_library(by_name("sac-default"), "sbx", problem) == problem
+    assert "SBX has no 'qrdqn'" in str(unavailable_library(by_name("qrdqn-zoo"), "sbx", None))
+    assert unavailable_library(by_name("sac-default"), "lit", problem) is None
+
+
+def test_the_table_reports_sbx_ratios_whole_run_and_steady(suite: ModuleType) -> None:
+    from suite.cases import by_name
+    from suite.report import summarize, table_row
+
+    def run(library: str, whole: float, steady: float) -> dict[str, Any]:
+        return {
+            "library": library, "seed": 0, "steps_per_s": whole, "steady_steps_per_s": steady,
+            "cpu_steps_per_s": whole, "peak_rss_mib": 300.0, "eval_mean": -150.0, "invalid_actions": 0,
+        }  # fmt: skip
+
+    summary = summarize([run("sb3", 100.0, 110.0), run("sbx", 150.0, 200.0), run("lit", 180.0, 240.0)])
+    assert summary["ratio"] == pytest.approx(1.8) and summary["steady_ratio"] == pytest.approx(240 / 110)
+    assert summary["sbx_ratio"] == pytest.approx(1.2) and summary["sbx_steady_ratio"] == pytest.approx(1.2)
+    row = table_row(by_name("sac-default"), {"status": "ran", "steps": 1000, "summary": summary})
+    assert (
+        "| 150 (200) | **1.20x** | 1.20x | 1.80x | 1.20x |" in row
+        and "| 180 (240) | **1.80x** | 2.18x |" in row
+    )
 
 
 def test_learning_curve_is_a_running_mean_of_finished_episodes(suite: ModuleType) -> None:

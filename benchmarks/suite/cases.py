@@ -12,7 +12,24 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["CASES", "QUICK", "Case", "by_name"]
+__all__ = ["CASES", "QUICK", "SBX_CLASSES", "Case", "by_name"]
+
+# SBX (SB3 in JAX, ``sbx-rl``) classes of the algorithms it implements; cases of others have no SBX run.
+SBX_CLASSES: dict[str, str] = {
+    "ppo": "sbx:PPO", "dqn": "sbx:DQN", "sac": "sbx:SAC", "td3": "sbx:TD3", "ddpg": "sbx:DDPG",
+    "tqc": "sbx:TQC", "crossq": "sbx:CrossQ",
+}  # fmt: skip
+
+# SB3's default learning_starts of the off-policy algorithms: random actions, no updates before it.
+_DEFAULT_LEARNING_STARTS = {
+    "dqn": 100,
+    "qrdqn": 100,
+    "sac": 100,
+    "td3": 100,
+    "ddpg": 100,
+    "tqc": 100,
+    "crossq": 100,
+}
 
 
 @dataclass(frozen=True)
@@ -63,6 +80,20 @@ class Case:
     note: str = ""
     atari: bool = False
     normalize_reward: bool = False
+
+    @property
+    def sbx(self) -> str | None:
+        """SBX's class for this case (``"sbx:SAC"``), or None where SBX has no such algorithm or policy."""
+        if self.policy != "MlpPolicy" or self.action_masks or self.recurrent:
+            return None
+        return SBX_CLASSES.get(self.algo)
+
+    def steady_from(self, steps: int) -> int:
+        """The environment step where the steady-state clock starts: halfway through the learning part of
+        the run (after ``learning_starts``), so random actions, the first updates and JIT compilation
+        are behind it."""
+        start = int(self.hyperparams.get("learning_starts", _DEFAULT_LEARNING_STARTS.get(self.algo, 0)))
+        return start + max(steps - start, 0) // 2
 
     @property
     def sb3_label(self) -> str:

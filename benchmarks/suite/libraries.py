@@ -1,6 +1,6 @@
 """How each library is called: build a model for a case, train it, predict with it.
 
-``Sb3Run`` and ``LitRun`` have the same surface (``learn``, ``num_timesteps``, ``predict``), so the
+``Sb3Run``, ``SbxRun`` and ``LitRun`` have the same surface (``learn``, ``num_timesteps``, ``predict``), so the
 worker treats them alike. Each imports its own library only when constructed, so a run's process holds
 one library. A case's hyperparameters are written in lit-sb3's plain-JSON notation; ``sb3_hyperparams``
 turns the parts SB3 takes as objects into those objects.
@@ -18,7 +18,27 @@ import numpy as np
 from suite.cases import Case
 from suite.measure import eval_seed, make_env
 
-__all__ = ["LIBRARIES", "LitRun", "Sb3Run", "sb3_action_noise", "sb3_hyperparams"]
+__all__ = [
+    "LIBRARIES",
+    "SBX_DEFAULTS_OF_SB3",
+    "LitRun",
+    "Sb3Run",
+    "SbxRun",
+    "sb3_action_noise",
+    "sb3_hyperparams",
+    "sbx_hyperparams",
+]
+
+# Where SBX's defaults differ from SB3's / sb3-contrib's, SB3's value, so that the three libraries train the
+# same networks with the same settings when a case leaves the setting at its default. The rest of SBX's
+# defaults (learning rates, batch sizes, buffer, tau, train_freq, gradient_steps, policy_delay, exploration,
+# TQC's quantiles, CrossQ's batch-renorm momentum 0.99 = sb3-contrib's 0.01 in Flax's convention) are SB3's.
+SBX_DEFAULTS_OF_SB3: dict[str, dict[str, Any]] = {
+    "td3": {"net_arch": [400, 300]},  # SBX: [256, 256]
+    "ddpg": {"net_arch": [400, 300]},  # SBX: [256, 256]
+    "dqn": {"net_arch": [64, 64]},  # SBX: 256 units
+    "ppo": {"ortho_init": True},  # SBX: False
+}
 
 
 def sb3_action_noise(spec: dict[str, Any], action_dim: int) -> Any:
@@ -109,6 +129,58 @@ class Sb3Run:
         return self.model.predict(observation, **kwargs)
 
 
+def sbx_hyperparams(case: Case, action_space: Any) -> dict[str, Any]:
+    """SBX's form of a case's hyperparameters: SB3's objects (``sb3_hyperparams``), SB3's defaults where
+    SBX's differ (``SBX_DEFAULTS_OF_SB3``), and the two policy settings SBX spells differently: DQN's
+    ``net_arch`` is one width for both hidden layers (``[64, 64]`` -> ``[64]``), activations are JAX
+    functions."""
+    out = sb3_hyperparams({k: v for k, v in case.hyperparams.items() if k != "policy_kwargs"}, action_space)
+    policy_kwargs = dict(SBX_DEFAULTS_OF_SB3.get(case.algo, {}))
+    policy_kwargs.update(copy.deepcopy(case.hyperparams.get("policy_kwargs", {})))
+    if case.algo == "dqn":
+        widths = list(policy_kwargs.get("net_arch", []))
+        if len(widths) != 2 or widths[0] != widths[1]:
+            raise ValueError(f"SBX's DQN has two hidden layers of one width; {case.name} asks for {widths}.")
+        policy_kwargs["net_arch"] = widths[:1]
+    activation = policy_kwargs.get("activation_fn")
+    if isinstance(activation, str):
+        import flax.linen as nn
+
+        policy_kwargs["activation_fn"] = {"relu": nn.relu, "tanh": nn.tanh, "elu": nn.elu}[activation.lower()]
+    if case.hyperparams.get("target_update_interval", 1) != 1 and case.algo in ("sac", "tqc"):
+        raise ValueError(
+            f"SBX's {case.algo.upper()} updates its targets every step; {case.name} asks otherwise."
+        )
+    if policy_kwargs:
+        out["policy_kwargs"] = policy_kwargs
+    return out
+
+
+class SbxRun(Sb3Run):
+    """A case in SBX (SB3 in JAX, ``sbx-rl``): SB3's envs, buffers and loop, JAX/Flax networks and updates
+    compiled with ``jax.jit`` (compilation happens during the first updates, inside ``learn``)."""
+
+    def __init__(self, case: Case, seed: int) -> None:
+        from stable_baselines3.common.env_util import make_vec_env
+        from stable_baselines3.common.vec_env import VecNormalize
+
+        if case.sbx is None:
+            raise ValueError(f"SBX has no counterpart of {case.name} ({case.algo}, {case.policy}).")
+        module, name = case.sbx.split(":")
+        algorithm = getattr(importlib.import_module(module), name)
+        factory = functools.partial(make_env, case, record=True)
+        self.case, self.seed = case, seed
+        env = make_vec_env(factory, n_envs=case.n_envs, seed=seed)
+        self.normalizer: VecNormalize | None = None
+        if case.normalize_obs:
+            gamma = float(case.hyperparams.get("gamma", 0.99))
+            env = self.normalizer = VecNormalize(
+                env, norm_obs=True, norm_reward=case.normalize_reward, gamma=gamma
+            )
+        kwargs = sbx_hyperparams(case, env.action_space)
+        self.model = algorithm(policy=case.policy, env=env, seed=seed, **kwargs)
+
+
 class LitRun:
     """A case in lit-sb3: the algorithm from the registry, an ``RLEnvDataModule`` over the case's envs.
 
@@ -181,4 +253,4 @@ def _sb3_atari_env(factory: Any, n_envs: int, seed: int) -> Any:
     )
 
 
-LIBRARIES: dict[str, type[Sb3Run | LitRun]] = {"sb3": Sb3Run, "lit": LitRun}
+LIBRARIES: dict[str, type[Sb3Run | LitRun]] = {"sb3": Sb3Run, "sbx": SbxRun, "lit": LitRun}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import resource
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,12 +25,33 @@ N_EVAL_EPISODES = 10
 
 
 class _Record:
-    """What the recorders of this process have seen: (env steps so far, return) per finished episode."""
+    """What the recorders of this process have seen: (env steps so far, return) per finished episode, and
+    when the run passed ``steady_from`` steps (the start of the steady-state clock, see ``steady_rate``)."""
 
     def __init__(self) -> None:
         self.steps = 0
         self.episodes: list[tuple[int, float]] = []
         self.invalid_actions = 0
+        self.steady_from = -1
+        self.steady_start: float | None = None
+        self.steady_cpu_start: float | None = None
+
+    def steady_rate(self, end: float, num_timesteps: int) -> float | None:
+        """Steps per second from ``steady_from`` to ``end`` (the end of ``learn``): the run after its
+        warm-up (random-action phase, first updates, JIT compilation). None if the run never got there."""
+        if self.steady_start is None or end <= self.steady_start or num_timesteps <= self.steady_from:
+            return None
+        return (num_timesteps - self.steady_from) / (end - self.steady_start)
+
+    def steady_cpu_rate(self, cpu_end: float, num_timesteps: int) -> float | None:
+        """The same per second of process CPU time (all threads): steadier on a shared machine."""
+        if (
+            self.steady_cpu_start is None
+            or cpu_end <= self.steady_cpu_start
+            or num_timesteps <= self.steady_from
+        ):
+            return None
+        return (num_timesteps - self.steady_from) / (cpu_end - self.steady_cpu_start)
 
 
 RECORD = _Record()
@@ -54,6 +76,8 @@ class EpisodeRecorder(gym.Wrapper):
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         RECORD.steps += 1
+        if RECORD.steps == RECORD.steady_from:
+            RECORD.steady_start, RECORD.steady_cpu_start = time.perf_counter(), time.process_time()
         self._return += float(reward)
         if info.get("invalid_action"):
             RECORD.invalid_actions += 1

@@ -1,5 +1,8 @@
 """One benchmark run in its own process: one library, one case, one seed.
 
+Whole-run speed is environment steps over the wall time of ``learn()``; steady-state speed the same from
+the case's ``steady_from`` step to the end (past warm-up, first updates and SBX's JIT compilation).
+
     python -m suite.worker SPEC.json RESULT.json      (started by ``suite.runner``, never by hand)
 
 A fresh process per run makes ``ru_maxrss`` that run's peak memory and keeps one library's imports and
@@ -23,7 +26,11 @@ N_ATARI_GAMES = 3
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    """Train and evaluate as ``spec`` says (case, library, seed, steps, threads); return the measurements."""
+    """Train and evaluate as ``spec`` says (case, library, seed, steps, threads, cpu); return the measurements."""
+    import os
+
+    if spec.get("cpu") is not None:  # before torch or JAX start their thread pools
+        os.sched_setaffinity(0, {int(spec["cpu"])})
     import torch
 
     # Before any model exists: the same thread settings for both libraries.
@@ -36,9 +43,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     case = by_name(spec["case"])
     seed, steps = int(spec["seed"]), int(spec["steps"])
     job = LIBRARIES[spec["library"]](case, seed)
+    RECORD.steady_from = case.steady_from(steps)
     wall, cpu = time.perf_counter(), time.process_time()
     job.learn(steps)
-    learn_s, cpu_s = time.perf_counter() - wall, time.process_time() - cpu
+    end, cpu_end = time.perf_counter(), time.process_time()
+    learn_s, cpu_s = end - wall, cpu_end - cpu
+    steady = RECORD.steady_rate(end, job.num_timesteps)
+    steady_cpu = RECORD.steady_cpu_rate(cpu_end, job.num_timesteps)
     # Atari: whole games on each library's own preprocessing; a few, as games take thousands of steps.
     returns = job.evaluate_games(N_ATARI_GAMES) if case.atari else evaluate(case, job.predict, seed)
     other = "stable_baselines3" if spec["library"] == "lit" else "lit_sb3"
@@ -48,6 +59,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         "learn_s": learn_s,
         "cpu_s": cpu_s,
         "steps_per_s": job.num_timesteps / learn_s,
+        "steady_from": RECORD.steady_from,
+        "steady_steps_per_s": steady,
+        "steady_cpu_steps_per_s": steady_cpu,
         "cpu_steps_per_s": job.num_timesteps / cpu_s if cpu_s > 0 else float("nan"),
         "peak_rss_mib": peak_rss_mib(),
         "eval_returns": returns,
@@ -56,6 +70,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         "invalid_actions": RECORD.invalid_actions,
         "other_library_imported": other in sys.modules,
         "torch_threads": torch.get_num_threads(),
+        "cpus": sorted(os.sched_getaffinity(0)),
     }
 
 

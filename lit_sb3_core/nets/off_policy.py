@@ -5,7 +5,8 @@ The building blocks follow Stable-Baselines3's layouts (``qf0``/``qf1`` critics,
 without SB3's on-policy ``eps=1e-5``) and argument names, so ``policy_kwargs`` written for SB3 work here:
 
 * ``QNetwork``: ``Q(s, .)`` for every discrete action (DQN; QR-DQN outputs quantiles with it).
-* ``ContinuousCritic``: ``n_critics`` independent ``Q(s, a)`` networks (SAC, TD3, TQC, CrossQ, DDPG).
+* ``ContinuousCritic``: ``n_critics`` independent ``Q(s, a)`` networks (SAC, TD3, TQC, CrossQ, DDPG),
+  evaluated as one batched computation while training (``lit_sb3_core.nets.ensemble``).
 * ``SquashedGaussianActor``: a tanh-squashed diagonal Gaussian (SAC, TQC, CrossQ), or gSDE (``use_sde``).
 * ``DeterministicActor``: ``tanh(mu(s))`` (TD3, DDPG).
 * ``OffPolicyPolicy``: the base of the per-algorithm policies that bundle these with their target copies;
@@ -32,6 +33,7 @@ from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.spaces import ObsPreprocessor, channels_first_space, describe_space
 from lit_sb3_core.nets.actor_critic import resolve_class
 from lit_sb3_core.nets.distributions import StateDependentNoise, StateDependentNoiseDistribution
+from lit_sb3_core.nets.ensemble import ensemble_forward, is_stackable
 from lit_sb3_core.nets.torch_layers import (
     BaseFeaturesExtractor,
     CombinedExtractor,
@@ -327,6 +329,34 @@ class ContinuousCritic(nn.Module):
         for index in range(n_critics):
             self.add_module(f"qf{index}", create_mlp(in_dim, 1, net_arch, activation_fn))
         self.q_networks: list[nn.Module] = [getattr(self, f"qf{index}") for index in range(n_critics)]
+        self._stack_key: tuple[int, ...] = ()
+        self._stack = False
+
+    # Set during training while no hooks are registered (see lit_sb3_core.sdk.fast_path.plain_calls):
+    # then the Q networks run as one batched computation when they are plain MLPs of one shape.
+    plain_calls: bool = False
+    # On CPUs the batched pass is no faster (one bmm costs the separate matrix multiplies, and stacking
+    # copies the weights): off there unless switched on (lit_sb3_core.nets.ensemble).
+    batch_on_cpu: bool = False
+
+    def batched(self) -> bool:
+        """Whether ``forward`` evaluates the Q networks together (``ensemble_forward``): while training
+        without hooks, for plain MLPs of one shape, on accelerators (CPUs: ``batch_on_cpu``). Decided
+        again whenever ``q_networks`` is replaced."""
+        if not self.plain_calls:
+            return False
+        if not self.batch_on_cpu and next(self.q_networks[0].parameters()).device.type == "cpu":
+            return False
+        key = tuple(id(network) for network in self.q_networks)
+        if key != self._stack_key:
+            self._stack_key, self._stack = key, is_stackable(self.q_networks)
+        return self._stack
+
+    def q_values(self, q_input: torch.Tensor) -> torch.Tensor:
+        """Every Q network on ``q_input`` (features and actions): ``(n_critics, batch, outputs)``."""
+        if self.batched():
+            return ensemble_forward(self.q_networks, q_input)
+        return torch.stack([q_net(q_input) for q_net in self.q_networks])
 
     @property
     def extractor(self) -> BaseFeaturesExtractor:
@@ -358,6 +388,8 @@ class ContinuousCritic(nn.Module):
     def forward(self, obs: Any, actions: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """``(Q_1(s, a), ..., Q_n(s, a))``, each ``(batch, 1)``, for preprocessed observations."""
         q_input = torch.cat([self.features(obs), actions], dim=1)
+        if self.batched():
+            return tuple(ensemble_forward(self.q_networks, q_input).unbind(0))
         return tuple(q_net(q_input) for q_net in self.q_networks)
 
     def q1_forward(self, obs: Any, actions: torch.Tensor) -> torch.Tensor:

@@ -8,7 +8,8 @@ profiler, DDP or a precision plugin that needs Lightning) the algorithm takes Li
   ``nn.Module.train`` walking every submodule twice an iteration.
 * ``plain_calls``: while no module of the policy has hooks, its forward passes skip ``nn.Module.__call__``.
 * ``optimizer_step``: zero, backward, clip and step call torch directly where Lightning's wrappers would
-  only call default (no-op) hooks; Lightning's step counters are kept.
+  only call default (no-op) hooks; Lightning's step counters are kept. The step itself skips
+  ``Optimizer.step``'s Python where it cannot matter (``lit_sb3_core.sdk.direct_steps``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import torch
 from torch import nn
 
 from lit_sb3_core.nets.torch_layers import hook_free
+from lit_sb3_core.sdk.direct_steps import direct_step
 from lit_sb3_core.sdk.optimization import clip_grad_norm, precision_is_plain
 
 __all__ = ["FastPath", "plain_calls"]
@@ -102,7 +104,8 @@ class FastPath:
         if max_grad_norm is not None:
             clip_grad_norm(raw.param_groups, max_grad_norm)
         optimizer._on_before_step()  # Lightning's step counters (trainer.global_step)
-        raw.step()
+        if not direct_step(raw):  # torch's kernels without Optimizer.step's Python around them
+            raw.step()
         optimizer._on_after_step()
 
     def _lightning_steps_are_plain(self) -> bool:

@@ -95,7 +95,7 @@ class QuantileCritic(ContinuousCritic):
     def forward(self, obs: Any, actions: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
         """Quantiles ``(batch, n_critics, n_quantiles)`` for preprocessed observations."""
         q_input = torch.cat([self.features(obs), actions], dim=1)
-        return torch.stack([q_net(q_input) for q_net in self.q_networks], dim=1)
+        return self.q_values(q_input).transpose(0, 1)
 
 
 class TQCPolicy(SACPolicy):

@@ -70,6 +70,7 @@ def test_every_block_marked_to_run_runs(
     assert [lang for lang, _ in blocks] == ["bash", "bash", "bash", "python", "python"]
     import wandb
 
+    wandb.finish()  # a run left open by an earlier test would be reused
     try:
         for lang, code in blocks:
             if lang == "bash":

@@ -119,6 +119,7 @@ def test_wandb_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
+    wandb.finish()  # a run left open by an earlier test would be reused, and write elsewhere
     logger = WandbLogger(project="lit-sb3", save_dir=str(tmp_path), offline=True)
     try:
         train_and_test(logger, tmp_path)

@@ -1,5 +1,6 @@
 """Observation/reward normalization: statistics, use in rollouts and predict, and travel with the model."""
 
+import copy
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,40 @@ def test_running_mean_std_merges_batches_exactly() -> None:
     np.testing.assert_allclose(rms.mean.numpy(), everything.mean(0), rtol=1e-10)
     np.testing.assert_allclose(rms.var.numpy(), everything.var(0), rtol=1e-10)
     assert float(rms.count) == len(everything)
+
+
+def test_host_path_matches_the_torch_path() -> None:
+    """normalize() (numpy on the CPU, once per env step) gives forward()'s statistics and outputs."""
+    rng = np.random.default_rng(1)
+    host, graph = ObservationNormalizer((4,), clip=3.0), ObservationNormalizer((4,), clip=3.0)
+    for n in (1, 8, 3, 1, 64):
+        batch = torch.from_numpy(rng.normal(5.0, 4.0, size=(n, 4)).astype(np.float32))
+        torch.testing.assert_close(host.normalize(batch, update=True), graph(batch, update=True))
+    for name in ("mean", "var", "count"):
+        torch.testing.assert_close(getattr(host.rms, name), getattr(graph.rms, name), rtol=1e-12, atol=0)
+    # A numpy batch merges like a tensor one.
+    from_numpy, from_torch = RunningMeanStd((2,)), RunningMeanStd((2,))
+    values = rng.normal(size=(10, 2))
+    from_numpy.update(values)
+    from_torch.update_from_moments(torch.from_numpy(values.mean(0)), torch.from_numpy(values.var(0)), 10)
+    torch.testing.assert_close(from_numpy.var, from_torch.var, rtol=1e-12, atol=0)
+
+
+def test_host_views_follow_copies_moves_and_loaded_state() -> None:
+    original = RunningMeanStd((3,))
+    original.update(np.ones((2, 3)))
+    copied = copy.deepcopy(original)
+    copied.update(np.full((5, 3), 7.0))  # the copy's views must point at the copy's own buffers
+    assert float(original.count) == pytest.approx(2.0001) and float(copied.count) == pytest.approx(7.0001)
+    assert float(original.mean[0]) == pytest.approx(1.0, rel=1e-3) and float(copied.mean[0]) > 4.0
+    fresh = RunningMeanStd((3,))
+    fresh.host_views()  # cached before the load: load_state_dict writes into the same tensors
+    fresh.load_state_dict(copied.state_dict())
+    fresh.update(np.zeros((1, 3)))
+    assert float(fresh.count) == pytest.approx(8.0001)
+    fresh.to(torch.float64)  # same device: still host views of the (possibly new) buffers
+    fresh.update(np.zeros((1, 3)))
+    assert float(fresh.count) == pytest.approx(9.0001) and fresh.host_views() is not None
 
 
 def test_observation_normalizer_clips_and_reward_normalizer_scales_by_return_std() -> None:

@@ -374,7 +374,7 @@ class RLAlgorithm(
 
     def normalize_obs(self, obs: Any, update: bool = False) -> Any:
         """Normalized observations (raw ones without observation normalization); ``update`` learns stats."""
-        return obs if self.obs_normalizer is None else self.obs_normalizer(obs, update)
+        return obs if self.obs_normalizer is None else self.obs_normalizer.normalize(obs, update)
 
     def normalize_rewards(self, rewards: np.ndarray, dones: np.ndarray) -> np.ndarray:
         """Rewards scaled by the running return std (unchanged without reward normalization)."""

@@ -198,7 +198,7 @@ class VecNormalize(VecEnvWrapper):
 
     @staticmethod
     def _apply(normalizer: ObservationNormalizer, obs: Any, update: bool) -> np.ndarray:
-        return normalizer(torch.as_tensor(np.asarray(obs)), update=update).numpy()
+        return normalizer.normalize(torch.as_tensor(np.asarray(obs)), update=update).numpy()
 
     # SB3's helpers ------------------------------------------------------------------------------------
     def normalize_obs(self, obs: Any) -> Any:

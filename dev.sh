@@ -2,7 +2,7 @@
 # lit-sb3 developer entry point. Sets itself up on a fresh machine (Python 3.11 + pip), then:
 #   bash dev.sh train [lit-sb3 train options]   train (PPO on CartPole-v1 by default) and evaluate
 #   bash dev.sh test  [pytest options]          run the whole test suite (core and every plugin)
-#   bash dev.sh lint                            ruff (lint rules and formatting) over the whole tree
+#   bash dev.sh lint                            ruff (lint rules, formatting) and mypy (types) over the tree
 #   bash dev.sh bench [benchmark options]       lit-sb3 beside Stable-Baselines3
 #   bash dev.sh bench-jax [benchmark options]   the same with SBX (SB3 in JAX) as a third library; SBX
 #                                               and JAX (~1.7 GB) go into their own .venv-jax/, never .venv/
@@ -62,7 +62,7 @@ setup
 case "$command" in
     train) exec "$VENV/bin/lit-sb3" train "$@" ;;
     test) exec "$PY" -m pytest "$@" ;;
-    lint) "$VENV/bin/ruff" check . && exec "$VENV/bin/ruff" format --check . ;;
+    lint) "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check . && exec "$VENV/bin/mypy" ;;
     bench) exec "$PY" benchmarks/run.py "$@" ;;
     bench-jax) setup_jax && exec "$PY" benchmarks/run.py --libraries lit sb3 sbx --jax-python "$JAX_VENV/bin/python" "$@" ;;
     setup-jax) setup_jax ;;

@@ -20,7 +20,7 @@ _EXPORTS: dict[str, str] = {
     "RLTrainer": "lit_sb3_core.engine.trainer",
     "RLEnvDataModule": "lit_sb3_core.engine.datamodule",
     "evaluate_policy": "lit_sb3_core.engine.evaluation",
-    "load": "lit_sb3_core.engine.model_file",
+    "load": "lit_sb3_core.sdk.loading",
     "tuned_hyperparameters": "lit_sb3_core.engine.tuned",
     # registry
     "make_algo": "lit_sb3_core.registry.registry",

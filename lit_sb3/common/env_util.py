@@ -118,7 +118,7 @@ def make_vec_env(
         )
         for i in range(n_envs)
     ]
-    vec_env = vec_env_cls(fns, **(vec_env_kwargs or {}))  # type: ignore[call-arg]
+    vec_env = vec_env_cls(fns, **(vec_env_kwargs or {}))  # type: ignore[arg-type]  # the classes take env factories
     vec_env.seed(seed)
     return vec_env
 

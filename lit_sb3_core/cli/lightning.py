@@ -101,6 +101,7 @@ def _make_cli(subcommand: str, args: list[str]) -> Any:
             _merge_checkpoint_hparams(self)
 
         def before_instantiate_classes(self) -> None:
+            assert self.subcommand is not None  # set once the command line is parsed
             _check_and_link(self.config[self.subcommand], self.subcommand)
 
     return RLCLI(
@@ -276,7 +277,7 @@ def _zoo_config(class_path: str, env_id: str) -> dict[str, Any]:
 def _import_class(class_path: str) -> type:
     module, _, name = class_path.rpartition(".")
     try:
-        return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+        return getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as exc:
         raise CliError(f"cannot import the model class {class_path!r}: {exc}.") from None
 

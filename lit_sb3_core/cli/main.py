@@ -111,7 +111,7 @@ def _lazy(module: str, function: str) -> Callable[..., int]:
     def call(*args: Any) -> int:
         import importlib
 
-        return getattr(importlib.import_module(f"lit_sb3_core.{module}"), function)(*args)  # type: ignore[no-any-return]
+        return getattr(importlib.import_module(f"lit_sb3_core.{module}"), function)(*args)
 
     return call
 

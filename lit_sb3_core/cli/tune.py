@@ -117,7 +117,7 @@ def _off_policy_space(trial: Any) -> dict[str, Any]:
 _SPACES = {"on-policy": _on_policy_space, "off-policy": _off_policy_space}
 
 
-def search_space_family(cls: type) -> str:
+def search_space_family(cls: type[Any]) -> str:
     """``"on-policy"`` or ``"off-policy"``: which default space fits ``cls``."""
     from lit_sb3_core.sdk.on_policy import OnPolicyAlgorithm
 
@@ -131,7 +131,7 @@ def search_space_family(cls: type) -> str:
     )
 
 
-def sample_hyperparameters(trial: Any, cls: type, n_envs: int, fixed: dict[str, Any]) -> dict[str, Any]:
+def sample_hyperparameters(trial: Any, cls: type[Any], n_envs: int, fixed: dict[str, Any]) -> dict[str, Any]:
     """One trial's hyperparameters: the family's space, restricted to what ``cls`` accepts, minus ``fixed``."""
     accepted = set(inspect.signature(cls.__init__).parameters)
     space = _SPACES[search_space_family(cls)]
@@ -218,7 +218,7 @@ def run_tune(args: argparse.Namespace) -> int:
     return _report(study, cls, args, fixed)
 
 
-def _objective(trial: Any, cls: type, args: argparse.Namespace, fixed: dict[str, Any]) -> float:
+def _objective(trial: Any, cls: type[Any], args: argparse.Namespace, fixed: dict[str, Any]) -> float:
     import optuna
 
     from lit_sb3_core.engine.datamodule import RLEnvDataModule
@@ -312,7 +312,7 @@ def _short(hyperparameters: dict[str, Any]) -> str:
     return " ".join(f"{key}={text(value)}" for key, value in sorted(hyperparameters.items()))
 
 
-def _report(study: Any, cls: type, args: argparse.Namespace, fixed: dict[str, Any]) -> int:
+def _report(study: Any, cls: type[Any], args: argparse.Namespace, fixed: dict[str, Any]) -> int:
     import optuna
 
     states = [trial.state for trial in study.trials]
@@ -348,7 +348,9 @@ def _shell_value(value: Any) -> str:
     return f"'{text}'" if any(c in text for c in " {}[]\"'") else text
 
 
-def _save_config(path: Path, cls: type, args: argparse.Namespace, hyperparameters: dict[str, Any]) -> None:
+def _save_config(
+    path: Path, cls: type[Any], args: argparse.Namespace, hyperparameters: dict[str, Any]
+) -> None:
     import yaml
 
     config = {

@@ -63,6 +63,10 @@ class RunningMeanStd(nn.Module):
     numbers, where each torch op's dispatch costs more than numpy's whole merge.
     """
 
+    mean: torch.Tensor  # buffers, registered in __init__ (they travel with the state dict)
+    var: torch.Tensor
+    count: torch.Tensor
+
     def __init__(self, shape: tuple[int, ...] = (), epsilon: float = 1e-4) -> None:
         super().__init__()
         self.register_buffer("mean", torch.zeros(shape, dtype=torch.float64))

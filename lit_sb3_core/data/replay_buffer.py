@@ -70,9 +70,10 @@ def _obs_arrays(space: spaces.Space, rows: int, n_envs: int) -> dict[str, np.nda
     """One array per observation key (``""`` for non-Dict spaces)."""
     if isinstance(space, spaces.Dict):
         return {
-            key: np.zeros((rows, n_envs, *sub.shape), dtype=sub.dtype) for key, sub in space.spaces.items()
+            key: np.zeros((rows, n_envs, *(sub.shape or ())), dtype=sub.dtype)
+            for key, sub in space.spaces.items()
         }
-    return {"": np.zeros((rows, n_envs, *space.shape), dtype=space.dtype)}
+    return {"": np.zeros((rows, n_envs, *(space.shape or ())), dtype=space.dtype)}
 
 
 def _action_dtype(space: spaces.Space) -> np.dtype:
@@ -232,7 +233,9 @@ class ReplayBuffer:
             value = {key: np.array(next_obs[key][env]) for key in self.observations}
         else:
             value = {
-                "": np.array(np.asarray(next_obs).reshape(self.n_envs, *self.observation_space.shape)[env])
+                "": np.array(
+                    np.asarray(next_obs).reshape(self.n_envs, *(self.observation_space.shape or ()))[env]
+                )
             }
         self._final_obs[(row, env)] = value
         self._has_final[row, env] = True
@@ -430,7 +433,8 @@ class ReplayBuffer:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, **{_HEADER: header}, **self.storage_arrays())
+                arrays: dict[str, Any] = {_HEADER: header, **self.storage_arrays()}
+                np.savez(handle, **arrays)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp_name, target)

@@ -31,7 +31,7 @@ def _obs_storage(space: spaces.Space, size: tuple[int, int], device: torch.devic
     if isinstance(space, spaces.Dict):
         return {key: _obs_storage(sub, size, device) for key, sub in space.spaces.items()}
     dtype = torch.from_numpy(np.zeros(0, dtype=space.dtype)).dtype
-    return torch.zeros((*size, *space.shape), dtype=dtype, device=device)
+    return torch.zeros((*size, *(space.shape or ())), dtype=dtype, device=device)
 
 
 def _row(storage: Any, index: int) -> Any:

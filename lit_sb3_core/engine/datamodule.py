@@ -129,7 +129,7 @@ class RLEnvDataModule(L.LightningDataModule):
             )
         self.check_finite = bool(check_finite)
         self.atari = parse_atari(atari)
-        self._envs: dict[str, VectorEnv] = {}
+        self._envs: dict[Stage, VectorEnv] = {}
 
     # environments ---------------------------------------------------------------------------------
     @property

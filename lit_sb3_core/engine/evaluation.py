@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, cast, overload
 
 import gymnasium as gym
 import numpy as np
@@ -15,6 +15,52 @@ from lit_sb3_core.engine.episodes import finished_episodes, records_episodes
 from lit_sb3_core.errors import ConfigurationError
 
 __all__ = ["evaluate_policy"]
+
+
+@overload
+def evaluate_policy(
+    model: Any,
+    env: str | gym.Env | VectorEnv,
+    n_eval_episodes: int = 10,
+    deterministic: bool = True,
+    render: bool = False,
+    callback: Callable[[dict[str, Any], dict[str, Any]], None] | None = None,
+    reward_threshold: float | None = None,
+    return_episode_rewards: Literal[False] = False,
+    warn: bool = True,
+    use_masking: bool = False,
+) -> tuple[float, float]: ...
+
+
+@overload
+def evaluate_policy(
+    model: Any,
+    env: str | gym.Env | VectorEnv,
+    n_eval_episodes: int = 10,
+    deterministic: bool = True,
+    render: bool = False,
+    callback: Callable[[dict[str, Any], dict[str, Any]], None] | None = None,
+    reward_threshold: float | None = None,
+    *,
+    return_episode_rewards: Literal[True],
+    warn: bool = True,
+    use_masking: bool = False,
+) -> tuple[list[float], list[int]]: ...
+
+
+@overload
+def evaluate_policy(
+    model: Any,
+    env: str | gym.Env | VectorEnv,
+    n_eval_episodes: int = 10,
+    deterministic: bool = True,
+    render: bool = False,
+    callback: Callable[[dict[str, Any], dict[str, Any]], None] | None = None,
+    reward_threshold: float | None = None,
+    return_episode_rewards: bool = False,
+    warn: bool = True,
+    use_masking: bool = False,
+) -> tuple[float, float] | tuple[list[float], list[int]]: ...
 
 
 def evaluate_policy(
@@ -75,7 +121,8 @@ def evaluate_policy(
 
 
 def _action_masks(env: VectorEnv) -> np.ndarray:
-    masks = env.unwrapped.call("action_masks")  # vector wrappers do not forward call()
+    # vector wrappers do not forward call(); Sync/AsyncVectorEnv have it, the VectorEnv base does not
+    masks = cast(Any, env.unwrapped).call("action_masks")
     return np.stack([np.asarray(mask, dtype=bool) for mask in masks])
 
 

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback, ModelCheckpoint
-from lightning.pytorch.utilities.exceptions import SIGTERMException
 
+from lit_sb3_core.engine.lightning_internals import SIGTERMException
 from lit_sb3_core.errors import ModelFileError, NonFiniteError
 
 __all__ = ["INTERRUPTED_CHECKPOINT", "InterruptCheckpoint", "diagnose_non_finite", "unsafe_checkpoint_error"]

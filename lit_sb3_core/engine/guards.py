@@ -233,7 +233,8 @@ class CheckedEnv(gym.Wrapper):
                 f"The {self._where()} returned an observation that does not match its observation space on "
                 f"step(): {problem}. Fix the environment's observation_space or what step() returns."
             )
-        if np.ndim(reward) != 0 or not isinstance(np.asarray(reward).item(), (int, float, bool)):
+        reward_array = np.asarray(reward)
+        if reward_array.ndim != 0 or not isinstance(reward_array.item(), (int, float, bool)):
             raise EnvError(
                 f"The {self._where()} returned a reward that is not a number from step(): "
                 f"{_describe_value(reward)}. Return a Python float (e.g. float(reward))."
@@ -369,7 +370,7 @@ class LitAsyncVectorEnv(AsyncVectorEnv):
         for _ in range(self.num_envs - sum(successes)):
             index, exctype, value, trace = self.error_queue.get()
             self.parent_pipes[index].close()
-            self.parent_pipes[index] = None
+            self.parent_pipes[index] = None  # type: ignore[call-overload]  # as gymnasium's own error path does
             errors.append((index, exctype, value, trace))
         self._state = AsyncState.DEFAULT
         for index, _, _, trace in errors[:-1]:

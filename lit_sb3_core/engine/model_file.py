@@ -55,11 +55,10 @@ def _with_suffix(path: str | Path) -> Path:
     return path if path.suffix else path.with_suffix(".zip")
 
 
-def _optimizer_payload(optimizers: list[torch.optim.Optimizer]) -> tuple[dict[str, torch.Tensor], list[Any]]:
+def _optimizer_payload(state_dicts: list[dict[str, Any]]) -> tuple[dict[str, torch.Tensor], list[Any]]:
     tensors: dict[str, torch.Tensor] = {}
     groups: list[Any] = []
-    for i, optimizer in enumerate(optimizers):
-        state_dict = optimizer.state_dict()
+    for i, state_dict in enumerate(state_dicts):
         for param_id, param_state in state_dict["state"].items():
             for name, value in param_state.items():
                 tensor = value if isinstance(value, torch.Tensor) else torch.tensor(value)
@@ -81,9 +80,9 @@ def _jsonable(value: Any) -> Any:
 def save_model(model: RLModel, path: str | Path) -> Path:
     """Write ``model`` to ``path`` (``.zip`` added when there is no suffix) atomically."""
     model.require_policy()
-    trainer = model._trainer
+    parameters = model.get_parameters()
     # Lightning stands in an empty "No Optimizer" when configure_optimizers returns None (ARS): skip it.
-    optimizers = [opt for opt in trainer.optimizers if opt.state_dict()] if trainer is not None else []
+    optimizers = [state for name, state in parameters.items() if name.startswith("optimizer") and state]
     optimizer_tensors, param_groups = _optimizer_payload(optimizers)
     hyperparameters = dict(model.hparams)
     try:

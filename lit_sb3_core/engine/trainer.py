@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import lightning as L
 import numpy as np
@@ -25,9 +25,11 @@ from lightning.pytorch.loggers import Logger, TensorBoardLogger
 from lightning.pytorch.profilers import Profiler
 from lightning.pytorch.strategies import Strategy
 
-from lit_sb3_core.engine.datamodule import RLEnvDataModule
+from lit_sb3_core.engine.datamodule import RLEnvDataModule, Stage
 from lit_sb3_core.engine.faults import InterruptCheckpoint, diagnose_non_finite, unsafe_checkpoint_error
+from lit_sb3_core.engine.lightning_internals import set_validation_interval
 from lit_sb3_core.engine.progress import RLProgressBar
+from lit_sb3_core.engine.protocol import RLModel
 from lit_sb3_core.errors import ConfigurationError, LitSb3Error
 
 __all__ = ["RLTrainer"]
@@ -284,7 +286,7 @@ class RLTrainer(L.Trainer):
         """Environment steps taken so far by the attached algorithm (all ranks)."""
         module = self.lightning_module
         if module is not None and hasattr(module, "num_timesteps"):
-            self._rl_last_num_timesteps = int(module.num_timesteps)
+            self._rl_last_num_timesteps = int(cast(RLModel, module).num_timesteps)
         return self._rl_last_num_timesteps
 
     @property
@@ -325,7 +327,7 @@ class RLTrainer(L.Trainer):
         if hasattr(model, "build_for"):
             # Build in this process, before any launcher starts workers: ddp_spawn hands the trained
             # state dict back to this very model, which must then have the same modules.
-            model.build_for(datamodule)
+            cast(RLModel, model).build_for(datamodule)
         if ckpt_path == "last":
             ckpt_path = self._find_last_checkpoint() or ckpt_path
         try:
@@ -343,7 +345,9 @@ class RLTrainer(L.Trainer):
                 raise explained from None
             raise
         if hasattr(model, "sync_counters_from_state"):
-            model.sync_counters_from_state()  # ddp_spawn trained copies of the model in other processes
+            cast(
+                RLModel, model
+            ).sync_counters_from_state()  # ddp_spawn trained copies of the model in other processes
         _destroy_process_group_at_exit()
         _ = self.rl_num_timesteps
         return model
@@ -416,9 +420,9 @@ class RLTrainer(L.Trainer):
             raise ValueError(
                 "RLTrainer.predict always returns the predictions; drop return_predictions=False."
             )
-        model = self._model_for(model, "predict")
+        algorithm = self._model_for(model, "predict")
         if ckpt_path is not None:
-            model.load_state_dict(_read_checkpoint(ckpt_path, weights_only)["state_dict"])
+            algorithm.load_state_dict(_read_checkpoint(ckpt_path, weights_only)["state_dict"])
         if observation is None:
             source = env if env is not None else (datamodule.get_env("predict") if datamodule else None)
             if source is None:
@@ -428,7 +432,7 @@ class RLTrainer(L.Trainer):
             vec_env = make_vector_env(source, 1) if not hasattr(source, "num_envs") else source
             observation, _ = vec_env.reset()
         kwargs = {"action_masks": action_masks} if action_masks is not None else {}
-        return model.predict(  # type: ignore[operator]
+        return algorithm.predict(
             observation, state=state, episode_start=episode_start, deterministic=deterministic, **kwargs
         )
 
@@ -455,7 +459,9 @@ class RLTrainer(L.Trainer):
         from lightning.pytorch.callbacks import ModelCheckpoint
 
         folders = [
-            Path(cb.dirpath) for cb in self.callbacks if isinstance(cb, ModelCheckpoint) and cb.dirpath
+            Path(cb.dirpath)
+            for cb in self.callbacks  # type: ignore[attr-defined]  # set by Lightning's callback connector
+            if isinstance(cb, ModelCheckpoint) and cb.dirpath
         ]
         root = Path(self.default_root_dir) / "lightning_logs"
         folders += [run / "checkpoints" for run in root.glob(f"{self._rl_run_name}_*")]
@@ -464,18 +470,18 @@ class RLTrainer(L.Trainer):
 
     def _schedule_validation(self, model: L.LightningModule, datamodule: RLEnvDataModule) -> None:
         """Turn ``eval_every_n_steps`` into Lightning's ``val_check_interval`` (in iterations)."""
-        model.evaluation_options = {"n_eval_episodes": self._rl_n_eval_episodes, "deterministic": True}  # type: ignore[union-attr]
+        cast(RLModel, model).evaluation_options = {
+            "n_eval_episodes": self._rl_n_eval_episodes,
+            "deterministic": True,
+        }
         if self._rl_val_interval_given or datamodule.sources["validate"] is None:
             return
         steps_per_iteration = getattr(model, "env_steps_per_iteration", lambda n: None)(
             datamodule.n_envs * self.world_size
         )
-        self.val_check_interval = max(1, round(self._rl_eval_every_n_steps / (steps_per_iteration or 1)))
-        # Epochs never end in RL runs: count iterations over the whole run, which also tells ModelCheckpoint
-        # and EarlyStopping to act after each validation rather than at an epoch end.
-        self.check_val_every_n_epoch = None
+        set_validation_interval(self, max(1, round(self._rl_eval_every_n_steps / (steps_per_iteration or 1))))
 
-    def _model_for(self, model: L.LightningModule | None, stage: str) -> L.LightningModule:
+    def _model_for(self, model: L.LightningModule | None, stage: str) -> RLModel:
         resolved = model if model is not None else self.lightning_module
         if resolved is None:
             raise ValueError(f"RLTrainer.{stage}() needs a model: trainer.{stage}(model, ...).")
@@ -483,7 +489,7 @@ class RLTrainer(L.Trainer):
             raise TypeError(
                 f"RLTrainer.{stage}() expects a lit-sb3 algorithm, got {type(resolved).__name__}."
             )
-        return resolved
+        return cast(RLModel, resolved)
 
     @staticmethod
     def _resolve_datamodule(model: Any, datamodule: Any, stage: str) -> RLEnvDataModule:
@@ -503,7 +509,7 @@ class RLTrainer(L.Trainer):
 
     def _evaluate(
         self,
-        stage: str,
+        stage: Stage,
         model: L.LightningModule | None,
         dataloaders: Any,
         ckpt_path: str | Path | None,
@@ -521,20 +527,20 @@ class RLTrainer(L.Trainer):
         _reject_dataloaders(stage, dataloaders=dataloaders)
         if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
             raise ConfigurationError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
-        model = self._model_for(model, stage)
+        algorithm = self._model_for(model, stage)
         if env is not None:
             key = "val_env" if stage == "validate" else "test_env"
             datamodule = RLEnvDataModule(**{key: env}, seed=getattr(datamodule, "seed", None))
         elif datamodule is None:
-            datamodule = self._resolve_datamodule(model, getattr(self, "datamodule", None), stage)
+            datamodule = self._resolve_datamodule(algorithm, getattr(self, "datamodule", None), stage)
         elif not isinstance(datamodule, RLEnvDataModule):
-            self._resolve_datamodule(model, datamodule, stage)
-        if datamodule.get_env(stage) is None:  # type: ignore[arg-type]
+            self._resolve_datamodule(algorithm, datamodule, stage)
+        if datamodule.get_env(stage) is None:
             raise ValueError(
                 f"RLTrainer.{stage}() found no environment: pass env=... or a datamodule with "
                 f"{'val_env' if stage == 'validate' else 'test_env'} (or an env id as train_env)."
             )
-        model.evaluation_options = {  # type: ignore[union-attr]
+        algorithm.evaluation_options = {
             "n_eval_episodes": n_eval_episodes,
             "deterministic": deterministic,
             "render": render,
@@ -544,9 +550,10 @@ class RLTrainer(L.Trainer):
         with _expected_warnings_hidden(), _sigint_handler_kept(), self._hyperparameters_logged_once():
             # Results are logged against environment steps by the model, so Lightning's own return value
             # (metrics it logged itself) is empty; the model keeps what it measured.
-            run(model, ckpt_path=ckpt_path, verbose=False, datamodule=datamodule, weights_only=weights_only)
+            module = cast(L.LightningModule, algorithm)
+            run(module, ckpt_path=ckpt_path, verbose=False, datamodule=datamodule, weights_only=weights_only)
         prefix = "val" if stage == "validate" else "test"
-        result = _clean_result(model.last_evaluation, prefix)  # type: ignore[union-attr]
+        result = _clean_result(algorithm.last_evaluation, prefix)
         if verbose:
             _print_results(result, "Validation" if stage == "validate" else "Test")
         mean_key = f"{prefix}/mean_reward"
@@ -555,7 +562,7 @@ class RLTrainer(L.Trainer):
                 f"Mean reward {result[mean_key]:.2f} is below reward_threshold={reward_threshold:.2f}."
             )
         if return_episode_rewards:
-            rewards, lengths = model.last_evaluation_episodes  # type: ignore[union-attr]
+            rewards, lengths = algorithm.last_evaluation_episodes
             result[f"{prefix}/episode_rewards"] = [float(r) for r in rewards]
             result[f"{prefix}/episode_lengths"] = [int(n) for n in lengths]
         return [result]

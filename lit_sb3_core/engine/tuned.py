@@ -103,7 +103,7 @@ def _algo_class(algo: str | type) -> type:
     return get_algo_class(algo)
 
 
-def _init_parameters(cls: type) -> tuple[set[str], bool]:
+def _init_parameters(cls: type[Any]) -> tuple[set[str], bool]:
     """Names ``cls.__init__`` accepts, and whether it also takes ``**kwargs``."""
     parameters = inspect.signature(cls.__init__).parameters.values()
     names = {p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)} - {"self"}

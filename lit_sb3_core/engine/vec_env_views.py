@@ -16,7 +16,7 @@ only: async env workers never import this module, and importing it loads no torc
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -118,7 +118,8 @@ class _SubEnvs:
     """Per-index access to the sub-envs of a gymnasium vector env (sync, async, or a view of an SB3 one)."""
 
     def __init__(self, vector_env: VectorEnv) -> None:
-        self.base = vector_env.unwrapped
+        # Any: besides the gymnasium classes matched below, any vector env with call/get_attr/set_attr
+        self.base: Any = vector_env.unwrapped
 
     def call(self, indices: list[int], name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
         base = self.base
@@ -204,7 +205,8 @@ class GymnasiumVecEnv(VecEnv):
 
     def reset(self) -> VecEnvObs:
         seeds, options = self._reset_arguments()
-        observations, infos = self.vector_env.reset(seed=seeds, options=options)
+        # Sync/AsyncVectorEnv take one seed per sub-env; the VectorEnv base class declares one int
+        observations, infos = self.vector_env.reset(seed=cast(Any, seeds), options=options)
         self.reset_infos = _reset_infos(infos, self.num_envs)
         self._reset_seeds()
         self._reset_options()
@@ -229,7 +231,7 @@ class GymnasiumVecEnv(VecEnv):
     def get_images(self) -> Sequence[np.ndarray | None]:
         if self.render_mode != "rgb_array":
             return [None] * self.num_envs
-        return list(self.vector_env.render() or [])
+        return list(cast(Any, self.vector_env.render()) or [])
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         return self._sub_envs.get(self._get_indices(indices), attr_name)
@@ -312,7 +314,7 @@ class VecEnvAsVectorEnv(VectorEnv):
         self._direct: VectorEnv | None = venv.vector_env if _is_plain_view(venv) else None
 
     @property
-    def unwrapped(self) -> VectorEnv:
+    def unwrapped(self) -> VectorEnv:  # type: ignore[override]  # another env, not Self, for a plain view
         """The gymnasium env underneath a plain view (so its sub-envs are reached directly), else this."""
         return self._direct.unwrapped if self._direct is not None else self
 

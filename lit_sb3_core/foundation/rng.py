@@ -16,7 +16,7 @@ __all__ = ["capture_rng_state", "restore_rng_state"]
 
 
 def capture_rng_state() -> dict[str, Any]:
-    kind, keys, pos, has_gauss, cached_gaussian = np.random.get_state()  # type: ignore[misc]
+    kind, keys, pos, has_gauss, cached_gaussian = np.random.get_state()
     version, python_state, gauss = random.getstate()
     return {
         "torch": torch.get_rng_state(),

@@ -80,7 +80,7 @@ def channels_first_space(space: spaces.Space) -> spaces.Space:
     return spaces.Box(
         low=np.moveaxis(space.low, -1, 0),
         high=np.moveaxis(space.high, -1, 0),
-        dtype=space.dtype,  # type: ignore[arg-type]
+        dtype=space.dtype,
     )
 
 
@@ -189,7 +189,7 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray:
     return tensor.detach().cpu().numpy()
 
 
-def describe_space(space: spaces.Space) -> str:
+def describe_space(space: spaces.Space | None) -> str:
     """Short human-readable name of a space for error messages, e.g. ``Box(shape=(4,), float32)``."""
     if isinstance(space, spaces.Box):
         return f"Box(shape={space.shape}, {space.dtype})"

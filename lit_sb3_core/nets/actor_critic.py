@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -212,7 +212,7 @@ class ActorCriticPolicy(nn.Module):
         self.sde_noise: StateDependentNoise | None = None
         if use_sde:
             self.sde_noise = StateDependentNoise(
-                int(np.prod(action_space.shape)),  # type: ignore[arg-type]
+                int(np.prod(action_space.shape or ())),
                 full_std=full_std,
                 use_expln=use_expln,
                 squash_output=squash_output,
@@ -309,13 +309,13 @@ class ActorCriticPolicy(nn.Module):
 
     def scale_action(self, action: np.ndarray) -> np.ndarray:
         """Box action from [low, high] to [-1, 1]."""
-        low, high = self.action_space.low, self.action_space.high  # type: ignore[attr-defined]
-        return 2.0 * ((action - low) / (high - low)) - 1.0
+        box = cast(spaces.Box, self.action_space)  # gSDE and squashing are for Box actions only
+        return 2.0 * ((action - box.low) / (box.high - box.low)) - 1.0
 
     def unscale_action(self, scaled_action: np.ndarray) -> np.ndarray:
         """Box action from [-1, 1] (a squashed gSDE sample) to [low, high]."""
-        low, high = self.action_space.low, self.action_space.high  # type: ignore[attr-defined]
-        return low + 0.5 * (scaled_action + 1.0) * (high - low)
+        box = cast(spaces.Box, self.action_space)
+        return box.low + 0.5 * (scaled_action + 1.0) * (box.high - box.low)
 
     # forward passes -----------------------------------------------------------------------------
     # While an algorithm trains, it sets ``plain_calls`` when no module of the policy has hooks

@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -125,7 +125,10 @@ def is_identity_extractor(extractor: nn.Module) -> bool:
     return isinstance(space, (spaces.Box, spaces.MultiBinary)) and len(space.shape) == 1
 
 
-def freeze(module: nn.Module) -> nn.Module:
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
+
+
+def freeze(module: ModuleT) -> ModuleT:
     """Exclude ``module`` from autograd and put it in eval mode (target networks)."""
     module.requires_grad_(False)
     module.train(False)
@@ -182,6 +185,10 @@ class OffPolicyPolicy(nn.Module):
             be finite.
     """
 
+    # Box actions with squash_output: the bounds, as (non-persistent) buffers registered in __init__.
+    action_low: torch.Tensor
+    action_high: torch.Tensor
+
     def __init__(
         self,
         observation_space: spaces.Space,
@@ -205,7 +212,7 @@ class OffPolicyPolicy(nn.Module):
         self.optimizer_kwargs = dict(optimizer_kwargs or {})
         self.preprocess = ObsPreprocessor(observation_space, normalize_images)
         self._box_actions = isinstance(action_space, spaces.Box)
-        if self._box_actions and squash_output:
+        if isinstance(action_space, spaces.Box) and squash_output:
             low, high = np.asarray(action_space.low), np.asarray(action_space.high)
             if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
                 raise ConfigurationError(
@@ -232,7 +239,7 @@ class OffPolicyPolicy(nn.Module):
         """Discrete actions: their number; Box actions: their flat dimension."""
         if isinstance(self.action_space, spaces.Discrete):
             return int(self.action_space.n)
-        return int(np.prod(self.action_space.shape))
+        return int(np.prod(self.action_space.shape or ()))
 
     # actions --------------------------------------------------------------------------------------------
     def scale_action(self, actions: torch.Tensor) -> torch.Tensor:
@@ -423,6 +430,8 @@ class SquashedGaussianActor(nn.Module):
         clip_mean: gSDE only: clip the Gaussian's mean to [-clip_mean, clip_mean] before tanh (a Hardtanh
             after ``mu``, against numerical trouble from saturated tanh); 0 disables it.
     """
+
+    log_std: Any  # an nn.Linear head, or gSDE's log-std Parameter
 
     def __init__(
         self,

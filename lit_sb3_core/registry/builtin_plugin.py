@@ -28,6 +28,6 @@ _CALLBACKS = {
 
 
 @hookimpl
-def lit_sb3_register_callbacks(registry):  # type: ignore[no-untyped-def]
+def lit_sb3_register_callbacks(registry):
     for name, (cls, description) in _CALLBACKS.items():
         registry.add(name, f"lit_sb3_core.sdk.callbacks:{cls}", description=description)

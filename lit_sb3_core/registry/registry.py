@@ -92,7 +92,7 @@ def make_algo(name: str, /, **kwargs: Any) -> Any:
     return get_algo_class(name)(**kwargs)
 
 
-def get_algo_class(name: str) -> type:
+def get_algo_class(name: str) -> type[Any]:
     """The class registered as algorithm ``name`` (imported now if it was not yet)."""
     return _load(_find("algorithm", name))
 
@@ -139,7 +139,7 @@ def register_algo(name: str, target: str | type, *, description: str = "", overr
     )
 
 
-def resolve_sb3_class_name(name: str) -> type:
+def resolve_sb3_class_name(name: str) -> type[Any]:
     """The algorithm class for a Stable-Baselines3 class name (``"PPO"``), for ``from lit_sb3 import PPO``.
 
     Looks up the first-party registry name (``PPO`` -> ``ppo``) first, then any registered algorithm whose
@@ -190,7 +190,7 @@ def resolve_sb3_class_name(name: str) -> type:
 # --- policies, callbacks, buffers ---------------------------------------------------------------------
 
 
-def get_policy_class(algo: str, alias: str) -> type | None:
+def get_policy_class(algo: str, alias: str) -> type[Any] | None:
     """The policy class a plugin registered as ``alias`` for algorithm ``algo``; None when there is none.
 
     The engine tries this before the algorithm's own ``policy_aliases``; ``alias`` is matched
@@ -227,7 +227,7 @@ def list_callbacks(pattern: str = "*") -> list[str]:
     return _list("callback", pattern)
 
 
-def get_buffer_class(name: str) -> type:
+def get_buffer_class(name: str) -> type[Any]:
     """The replay buffer class registered as ``name`` (e.g. ``"her"``)."""
     return _load(_find("buffer", name))
 

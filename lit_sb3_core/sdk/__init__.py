@@ -33,7 +33,6 @@ from lit_sb3_core.data.rollout_buffer import RolloutBatch, RolloutBuffer, comput
 from lit_sb3_core.engine.datamodule import RLEnvDataModule
 from lit_sb3_core.engine.evaluation import evaluate_policy
 from lit_sb3_core.engine.export import DeterministicPolicy, PolicyModule
-from lit_sb3_core.engine.model_file import load
 from lit_sb3_core.engine.trainer import RLTrainer
 from lit_sb3_core.engine.tuned import tuned_hyperparameters
 from lit_sb3_core.errors import ConfigurationError, LitSb3Error, UnknownNameError
@@ -101,6 +100,7 @@ from lit_sb3_core.nets.torch_layers import (
 )
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, make_optimizer, set_random_seed
 from lit_sb3_core.sdk.callbacks import RLCallback
+from lit_sb3_core.sdk.loading import load
 from lit_sb3_core.sdk.off_policy import OffPolicyAlgorithm, TrainFreq, clip_grad_norm, parse_train_freq
 from lit_sb3_core.sdk.on_policy import OnPolicyAlgorithm, explained_variance
 

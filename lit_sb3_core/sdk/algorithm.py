@@ -37,7 +37,7 @@ from __future__ import annotations
 import inspect
 import logging
 import random
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import lightning as L
 import numpy as np
@@ -46,6 +46,7 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 
 from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer
+from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.errors import ConfigurationError, UnknownNameError
 from lit_sb3_core.foundation.schedules import Schedule, checked_schedule, make_schedule
 from lit_sb3_core.foundation.spaces import describe_space, is_image_space
@@ -60,7 +61,10 @@ from lit_sb3_core.sdk.prediction import Prediction
 from lit_sb3_core.sdk.sb3_glue import SB3Glue
 
 if TYPE_CHECKING:
-    from lit_sb3_core.engine.datamodule import RLEnvDataModule
+    from lit_sb3_core.engine.datamodule import RLEnvDataModule, Stage
+    from lit_sb3_core.engine.protocol import EvaluationOptions
+    from lit_sb3_core.engine.trainer import RLTrainer
+    from lit_sb3_core.sdk.part import HasPolicy, PolicyT
 
 __all__ = ["RLAlgorithm", "clip_grad_norm", "make_optimizer", "set_random_seed"]
 
@@ -175,13 +179,13 @@ class RLAlgorithm(
         self.env_source = env
         self.vector_env: VectorEnv | None = None
         self.last_obs: Any = None
-        self.last_episode_starts: np.ndarray | None = None
+        self.last_episode_starts: np.ndarray = np.ones(0, dtype=bool)  # set by reset_env
         self.normalization: dict[str, Any] | None = None
         self.obs_normalizer: ObservationNormalizer | None = None
         self.reward_normalizer: RewardNormalizer | None = None
         self.pending_optimizer_states: list[dict[str, Any]] = []  # from a model file, applied at fit start
         # set by RLTrainer before an evaluation loop, and its results (see evaluation_step.py)
-        self.evaluation_options: dict[str, Any] | None = None
+        self.evaluation_options: EvaluationOptions | None = None
         self.last_evaluation: dict[str, float] = {}
         self.last_evaluation_episodes: tuple[list[float], list[int]] = ([], [])
         self._learn_datamodule: RLEnvDataModule | None = None  # sb3_glue.py
@@ -304,7 +308,8 @@ class RLAlgorithm(
     def is_built(self) -> bool:
         return self.policy is not None
 
-    def require_policy(self) -> torch.nn.Module:
+    def require_policy(self: HasPolicy[PolicyT]) -> PolicyT:
+        """The policy, typed as the algorithm declares it, or an error that says how to build it."""
         if self.policy is None:
             raise RuntimeError(
                 f"{type(self).__name__} has no policy yet: its spaces come from an environment. Pass env= to "
@@ -326,7 +331,7 @@ class RLAlgorithm(
         return datamodule
 
     def setup(self, stage: str) -> None:
-        env = self.datamodule.get_env(_STAGES.get(stage, stage))  # type: ignore[arg-type]
+        env = self.datamodule.get_env(cast("Stage", _STAGES.get(stage, stage)))
         if env is None:
             if self.policy is None:
                 raise ValueError(f"No environment for stage {stage!r} and the model has no policy yet.")
@@ -401,9 +406,10 @@ class RLAlgorithm(
                 seed += self.num_timesteps  # a resumed run does not replay the first episodes
             self.reset_env(seed)
         returns, lengths = self._restored_episode_stats
-        if returns and getattr(self.vector_env, "return_queue", None) is not None:
-            self.vector_env.return_queue.extend(returns)  # type: ignore[union-attr]
-            self.vector_env.length_queue.extend(lengths)  # type: ignore[union-attr]
+        episode_statistics: Any = self.vector_env  # RecordEpisodeStatistics keeps return_queue/length_queue
+        if returns and getattr(episode_statistics, "return_queue", None) is not None:
+            episode_statistics.return_queue.extend(returns)
+            episode_statistics.length_queue.extend(lengths)
         self._restored_episode_stats = ([], [])
         self._start_metric_window()
         if self.pending_optimizer_states:
@@ -426,12 +432,12 @@ class RLAlgorithm(
 
     @property
     def world_size(self) -> int:
-        trainer = self._trainer
+        trainer = attached_trainer(self)
         return int(trainer.world_size) if trainer is not None else 1
 
     @property
     def total_timesteps(self) -> int:
-        return int(self.trainer.rl_total_timesteps)
+        return int(cast("RLTrainer", self.trainer).rl_total_timesteps)
 
     def env_steps_per_iteration(self, n_envs: int) -> int | None:
         """Environment steps one iteration takes with ``n_envs`` envs in total (None: it varies).
@@ -463,7 +469,7 @@ def set_random_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _keep_own_arguments(hparams: Any, cls: type) -> None:
+def _keep_own_arguments(hparams: Any, cls: type[Any]) -> None:
     """Drop saved arguments of base classes that ``cls.__init__`` does not take (they would break loading).
 
     ``save_hyperparameters`` records the arguments of every ``__init__`` in the chain; an algorithm that

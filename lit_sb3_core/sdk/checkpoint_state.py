@@ -3,24 +3,25 @@ and the recent episode statistics, so a resumed run continues where it stopped."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 
 from lit_sb3_core.errors import ModelFileError
 from lit_sb3_core.foundation.rng import capture_rng_state, restore_rng_state
 from lit_sb3_core.foundation.spaces import space_from_json, space_to_json
+from lit_sb3_core.sdk.part import AlgorithmPart
 
 __all__ = ["CheckpointState"]
 
 
-class CheckpointState:
+class CheckpointState(AlgorithmPart):
     """RLAlgorithm's checkpoint hooks and run counters (a part of RLAlgorithm)."""
 
     _restored_episode_stats: tuple[list[float], list[int]]
 
     @classmethod
-    def load_from_checkpoint(  # type: ignore[override]
+    def load_from_checkpoint(
         cls,
         checkpoint_path: Any,
         map_location: Any = None,
@@ -40,7 +41,7 @@ class CheckpointState:
                 checkpoint_path, map_location, hparams_file, strict, weights_only=weights_only, **kwargs
             )
         except pickle.UnpicklingError as exc:
-            raise unsafe_checkpoint_error(checkpoint_path, exc) from None  # type: ignore[misc]
+            raise cast(ModelFileError, unsafe_checkpoint_error(checkpoint_path, exc)) from None
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         assert self.observation_space is not None and self.action_space is not None

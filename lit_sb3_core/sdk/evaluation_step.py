@@ -6,15 +6,21 @@ reads ``last_evaluation`` and ``last_evaluation_episodes`` afterwards (see ``eng
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
+from lit_sb3_core.sdk.part import AlgorithmPart
+
+if TYPE_CHECKING:
+    from lit_sb3_core.engine.datamodule import Stage
+    from lit_sb3_core.engine.protocol import EvaluationOptions
+
 __all__ = ["EvaluationSteps"]
 
 
-class EvaluationSteps:
+class EvaluationSteps(AlgorithmPart):
     """RLAlgorithm's ``validation_step`` and ``test_step`` (a part of RLAlgorithm)."""
 
     def validation_step(self, batch: Any, batch_idx: int) -> None:
@@ -23,18 +29,18 @@ class EvaluationSteps:
     def test_step(self, batch: Any, batch_idx: int) -> None:
         self._evaluation_step("test", "test")
 
-    def _evaluation_step(self, prefix: str, stage: str) -> None:
+    def _evaluation_step(self, prefix: str, stage: Stage) -> None:
         from lit_sb3_core.engine.evaluation import evaluate_policy
 
-        env = self.datamodule.get_env(stage)  # type: ignore[arg-type]
+        env = self.datamodule.get_env(stage)
         if env is None:
             raise ValueError(
                 f"The datamodule has no environment for {stage}: pass {stage[:4]}_env=... to it."
             )
-        options = dict(getattr(self, "evaluation_options", None) or {})
+        options: EvaluationOptions = self.evaluation_options or {}
         if env not in self._seeded_eval_envs:
             # Seed each evaluation env once; later evaluations continue its random stream.
-            env.reset(seed=self.datamodule.env_seed(stage, self.seed))  # type: ignore[arg-type]
+            env.reset(seed=self.datamodule.env_seed(stage, self.seed))
             self._seeded_eval_envs.append(env)
         rewards, lengths = evaluate_policy(
             self,

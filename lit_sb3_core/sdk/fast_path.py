@@ -16,26 +16,32 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import lightning as L
 import torch
 from torch import nn
 
+from lit_sb3_core.engine.lightning_internals import (
+    HOOK_NAME_ATTRIBUTE,
+    count_optimizer_step,
+    has_step_counters,
+    is_overridden,
+)
 from lit_sb3_core.nets.torch_layers import hook_free
 from lit_sb3_core.sdk.direct_steps import direct_step
-from lit_sb3_core.sdk.optimization import clip_grad_norm, precision_is_plain
+from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, precision_is_plain
 
 __all__ = ["FastPath", "plain_calls"]
 
 
-class FastPath:
-    """RLAlgorithm's fast path (a part of RLAlgorithm: it relies on the algorithm's attributes)."""
+class FastPath(Optimization):
+    """RLAlgorithm's fast path: the same steps as ``Optimization``'s where Lightning has nothing to add."""
 
     # Attributes that only ever hold plain values and change every environment step (or every Lightning
-    # hook call, ``_current_fx_name``). ``nn.Module.__setattr__`` spends ~3 us checking whether a value is a
+    # hook call, HOOK_NAME_ATTRIBUTE). ``nn.Module.__setattr__`` spends ~3 us checking whether a value is a
     # Parameter, Module or buffer; these skip that check. Subclasses add theirs.
     plain_attributes: ClassVar[frozenset[str]] = frozenset(
         {
@@ -45,7 +51,7 @@ class FastPath:
             "progress_remaining",
             "n_updates",
             "iterations",
-            "_current_fx_name",
+            HOOK_NAME_ATTRIBUTE,
         }
     )
     # Recorded at the start of training (on_train_start): the policy's modules and their flags per mode.
@@ -80,12 +86,12 @@ class FastPath:
         for module, flag in flags:
             object.__setattr__(module, "training", flag)
 
-    def optimizer_step(
+    def optimizer_step(  # type: ignore[override]  # not Lightning's hook: manual optimization never calls it
         self,
         optimizer: Any,
         loss: torch.Tensor,
         max_grad_norm: float | None = None,
-        inputs: list[torch.Tensor] | None = None,
+        inputs: Sequence[torch.Tensor] | None = None,
     ) -> None:
         """Zero, backward (only into ``inputs`` when given), clip by global norm, step.
 
@@ -94,7 +100,7 @@ class FastPath:
         CartPole, a fifth of a PPO minibatch); otherwise Lightning's path (``Optimization.optimizer_step``).
         """
         if not self._plain_steps:
-            super().optimizer_step(optimizer, loss, max_grad_norm, inputs)  # type: ignore[misc]
+            super().optimizer_step(optimizer, loss, max_grad_norm, inputs)
             return
         raw = optimizer.optimizer
         for group in raw.param_groups:  # zero_grad(set_to_none=True) without its profiler record
@@ -103,10 +109,12 @@ class FastPath:
         loss.backward(inputs=inputs)
         if max_grad_norm is not None:
             clip_grad_norm(raw.param_groups, max_grad_norm)
-        optimizer._on_before_step()  # Lightning's step counters (trainer.global_step)
-        if not direct_step(raw):  # torch's kernels without Optimizer.step's Python around them
-            raw.step()
-        optimizer._on_after_step()
+
+        def step() -> None:
+            if not direct_step(raw):  # torch's kernels without Optimizer.step's Python around them
+                raw.step()
+
+        count_optimizer_step(optimizer, step)  # keeps Lightning's trainer.global_step counting
 
     def _lightning_steps_are_plain(self) -> bool:
         """True when Lightning's backward/step wrappers would only call default (no-op) hooks.
@@ -119,25 +127,24 @@ class FastPath:
         from lightning.pytorch.callbacks import Callback
         from lightning.pytorch.profilers import PassThroughProfiler
         from lightning.pytorch.strategies import SingleDeviceStrategy
-        from lightning.pytorch.utilities.model_helpers import is_overridden
 
         optimizers = self.optimizers(use_pl_optimizer=True) if self.trainer.optimizers else []
         for optimizer in optimizers if isinstance(optimizers, list) else [optimizers]:
-            if not (hasattr(optimizer, "_on_before_step") and hasattr(optimizer, "_on_after_step")):
+            if not has_step_counters(optimizer):
                 return False  # a Lightning release without these step-counter hooks: take the public path
         trainer = self.trainer
         if type(trainer.strategy) is not SingleDeviceStrategy or not precision_is_plain(
             trainer.precision_plugin
         ):
             return False
-        if not isinstance(trainer.profiler, PassThroughProfiler):
+        profiler = trainer.profiler  # type: ignore[attr-defined]  # Lightning sets it in a connector
+        if not isinstance(profiler, PassThroughProfiler):
             return False
         hooks = ("on_before_backward", "on_after_backward", "on_before_optimizer_step")
         if any(is_overridden(hook, self, L.LightningModule) for hook in (*hooks, "backward")):
             return False
-        return not any(
-            is_overridden(hook, callback, Callback) for callback in trainer.callbacks for hook in hooks
-        )
+        callbacks = trainer.callbacks  # type: ignore[attr-defined]  # Lightning sets it in a connector
+        return not any(is_overridden(hook, callback, Callback) for callback in callbacks for hook in hooks)
 
 
 @contextlib.contextmanager
@@ -152,12 +159,12 @@ def plain_calls(module: nn.Module) -> Iterator[None]:
         return
     switched = [m for m in module.modules() if isinstance(getattr(type(m), "plain_calls", None), bool)]
     for m in switched:
-        m.plain_calls = True
+        cast(Any, m).plain_calls = True
     try:
         yield
     finally:
         for m in switched:
-            m.plain_calls = False
+            cast(Any, m).plain_calls = False
 
 
 @functools.cache

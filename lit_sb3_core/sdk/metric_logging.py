@@ -8,16 +8,18 @@ metric that a ModelCheckpoint or EarlyStopping watches.
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import torch
 
+from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.engine.progress import print_metrics
+from lit_sb3_core.sdk.part import AlgorithmPart
 
 __all__ = ["MetricLogging"]
 
 
-class MetricLogging:
+class MetricLogging(AlgorithmPart):
     """RLAlgorithm's metric records (a part of RLAlgorithm)."""
 
     # Iterations between two metric records (SB3's log_interval: 1 for PPO, 100 for A2C). RLTrainer's
@@ -34,14 +36,15 @@ class MetricLogging:
         self._ep_info_window = getattr(self.vector_env, "return_queue", None)
         self._fit_start_time = time.perf_counter()
         self._fit_start_timesteps = self.num_timesteps
+        callbacks = self.trainer.callbacks  # type: ignore[attr-defined]  # Lightning sets it in a connector
         self._ep_rew_monitored = any(
-            getattr(callback, "monitor", None) == "rollout/ep_rew_mean" for callback in self.trainer.callbacks
+            getattr(callback, "monitor", None) == "rollout/ep_rew_mean" for callback in callbacks
         )
 
     @property
     def log_interval(self) -> int:
         """Iterations between metric records: RLTrainer(log_every_n_steps=...) or the algorithm's default."""
-        chosen = getattr(self._trainer, "rl_log_interval", None)
+        chosen = getattr(attached_trainer(self), "rl_log_interval", None)
         return max(1, int(chosen if chosen is not None else self.default_log_interval))
 
     def should_log(self) -> bool:
@@ -85,7 +88,7 @@ class MetricLogging:
         """Mean return and length of the recent training episodes, over every rank's episodes."""
         window = self._ep_info_window
         returns = list(window) if window is not None else []
-        lengths = list(self.vector_env.length_queue) if returns else []  # type: ignore[union-attr]
+        lengths = list(cast(Any, self.vector_env).length_queue) if returns else []
         totals = torch.tensor([sum(returns), sum(lengths), len(returns)], dtype=torch.float64)
         totals = self.all_reduce(totals, "sum")
         if totals[2] == 0:

@@ -47,11 +47,13 @@ from gymnasium import spaces
 
 from lit_sb3_core.data.noise import ActionNoise, make_action_noise, noise_to_spec
 from lit_sb3_core.data.replay_buffer import DictReplayBuffer, ReplayBuffer
+from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
 from lit_sb3_core.nets.actor_critic import class_to_string, resolve_class
+from lit_sb3_core.nets.off_policy import OffPolicyPolicy
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, clip_grad_norm, make_optimizer
 from lit_sb3_core.sdk.fast_path import plain_calls
 
@@ -153,6 +155,9 @@ class OffPolicyAlgorithm(RLAlgorithm):
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box, spaces.Discrete)
     # Several partial backward passes per gradient step (see RLAlgorithm.average_gradients_itself).
     average_gradients_itself: ClassVar[bool] = True
+
+    # Built from the env's spaces (see RLAlgorithm); typed as built, as SB3 types it.
+    policy: OffPolicyPolicy
 
     def __init__(
         self,
@@ -288,7 +293,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
         """A distinct seed per rank and purpose (``stream``), derived from ``seed``."""
         if self.seed is None:
             return None
-        rank = int(self.trainer.global_rank) if self._trainer is not None else 0
+        trainer = attached_trainer(self)
+        rank = int(trainer.global_rank) if trainer is not None else 0
         return int(self.seed) + 1_000_003 * stream + 7919 * rank
 
     # Lightning hooks --------------------------------------------------------------------------------------
@@ -343,12 +349,12 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self._log_episode_mark = self.episode_num
         # Lightning warns about modules in eval mode right after this hook; target networks are in eval
         # mode on purpose, so switch everything on until on_train_start lets the policy decide again.
-        torch.nn.Module.train(self.policy, True)  # type: ignore[arg-type]
+        torch.nn.Module.train(self.policy, True)
 
     def training_step(self, batch: Any, batch_idx: int) -> None:
         """Several SB3 iterations (collect a ``train_freq`` chunk, then train) back to back."""
         # Without hooks on the policy, networks that support it skip nn.Module.__call__'s hook dispatch.
-        with plain_calls(self.policy):  # type: ignore[arg-type]
+        with plain_calls(self.policy):
             for _ in range(self._chunks_per_batch):
                 if self.num_timesteps >= self._budget:
                     break
@@ -489,7 +495,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
 
     def explore(self, obs: Any) -> np.ndarray:
         """Exploration actions for a batch of observations, in the buffer's space (Box: [-1, 1])."""
-        actions = self.policy(obs_to_tensor(obs, self.device), deterministic=False)  # type: ignore[misc]
+        actions = self.policy(obs_to_tensor(obs, self.device), deterministic=False)
         return to_numpy(actions)
 
     def on_env_step(self) -> None:
@@ -504,10 +510,10 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 for key, values in result.items():
                     values[i] = final[i][key]
             return result
-        result = np.array(new_obs, copy=True)
+        stacked = np.array(new_obs, copy=True)
         for i in np.flatnonzero(dones):
-            result[i] = final[i]
-        return result
+            stacked[i] = final[i]
+        return stacked
 
     def _scale(self, actions: np.ndarray) -> np.ndarray:
         """Box actions from the space's bounds to [-1, 1] (SB3's ``scale_action``)."""
@@ -541,7 +547,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
             raise ConfigurationError(
                 f"{str(path)!r} holds transitions for observations {describe_space(buffer.observation_space)} "
                 f"and actions {describe_space(buffer.action_space)}, but the model has "
-                f"{describe_space(self.observation_space)} and {describe_space(self.action_space)}."  # type: ignore[arg-type]
+                f"{describe_space(self.observation_space)} and {describe_space(self.action_space)}."
             )
         self.replay_buffer = buffer
 

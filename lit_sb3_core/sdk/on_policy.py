@@ -21,14 +21,14 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from gymnasium import spaces
-from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from lit_sb3_core.data.rollout_buffer import RolloutBuffer
+from lit_sb3_core.engine.lightning_internals import SIGTERMException, attached_trainer
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
-from lit_sb3_core.nets.actor_critic import ACTOR_CRITIC_ALIASES
+from lit_sb3_core.nets.actor_critic import ACTOR_CRITIC_ALIASES, ActorCriticPolicy
 from lit_sb3_core.sdk.algorithm import RLAlgorithm
 from lit_sb3_core.sdk.fast_path import plain_calls
 
@@ -60,6 +60,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
         sde_sample_freq: resample gSDE's exploration matrices every this many steps (-1: only at the start
             of each rollout).
     """
+
+    # Built from the env's spaces (see RLAlgorithm); typed as built, as SB3 types it.
+    policy: ActorCriticPolicy
 
     def __init__(
         self,
@@ -176,7 +179,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
     def training_step(self, batch: Any, batch_idx: int) -> None:
         """Whole iterations (rollout, then update) until the batch covers ``min_steps_per_batch`` steps."""
         # Without hooks on the policy, its forward passes skip nn.Module.__call__'s hook dispatch.
-        with plain_calls(self.policy):  # type: ignore[arg-type]
+        with plain_calls(self.policy):
             for index in range(self._iterations_per_batch):
                 if index > 0 and self.num_timesteps >= self.total_timesteps:
                     break
@@ -204,12 +207,12 @@ class OnPolicyAlgorithm(RLAlgorithm):
         buffer.reset()
         use_sde, sde_sample_freq = self.use_sde, self.sde_sample_freq
         if use_sde:
-            policy.reset_noise(env.num_envs)  # type: ignore[operator]
+            policy.reset_noise(env.num_envs)
         step_increment = env.num_envs * self.world_size
         device = self.device
         # Lightning acts on SIGTERM between iterations; poll its flag every step so that a long rollout stops
         # at the next step (one process only: DDP ranks stop together, at Lightning's batch boundary).
-        trainer = self._trainer
+        trainer = attached_trainer(self)
         sigterm_poll = trainer if trainer is not None and trainer.world_size == 1 else None
         start_timesteps = self.num_timesteps
         try:
@@ -217,7 +220,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
                 if sigterm_poll is not None and sigterm_poll.received_sigterm:
                     raise SIGTERMException()
                 if use_sde and sde_sample_freq > 0 and step > 0 and step % sde_sample_freq == 0:
-                    policy.reset_noise(env.num_envs)  # type: ignore[operator]
+                    policy.reset_noise(env.num_envs)
                 obs_tensor = self.normalize_obs(obs_to_tensor(self.last_obs, device), update=True)
                 actions, values, log_probs = self.rollout_forward(obs_tensor)
                 new_obs, rewards, terminated, truncated, infos = env.step(
@@ -247,12 +250,12 @@ class OnPolicyAlgorithm(RLAlgorithm):
 
         Recurrent policies override this and ``rollout_values`` to carry their hidden state across steps.
         """
-        return self.policy(obs)  # type: ignore[misc]
+        return self.policy(obs)
 
     def rollout_values(self, obs: Any, env_indices: np.ndarray | None = None) -> torch.Tensor:
         """V(obs) during a rollout: ``env_indices`` given, the final observations of those envs' truncated
         episodes; ``None``, every env's next observation (the bootstrap at the end of the rollout)."""
-        return self.policy.predict_values(obs)  # type: ignore[union-attr,operator]
+        return self.policy.predict_values(obs)
 
     def _final_values(self, infos: dict[str, Any], mask: np.ndarray) -> np.ndarray:
         """V(final observation) for envs whose episode was truncated, zeros elsewhere."""

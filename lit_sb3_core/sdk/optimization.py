@@ -7,14 +7,17 @@ and falls back to this one whenever Lightning has work to do around backward or 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import torch
 
+from lit_sb3_core.sdk.part import AlgorithmPart
+
 __all__ = ["Optimization", "clip_grad_norm", "make_optimizer", "precision_is_plain"]
 
 
-class Optimization:
+class Optimization(AlgorithmPart):
     """RLAlgorithm's optimizers and gradient steps (a part of RLAlgorithm)."""
 
     # Under DDP, whether optimizer_step averages the gradients itself (backward under ``no_sync``, then
@@ -24,18 +27,18 @@ class Optimization:
     # critics), set this.
     average_gradients_itself: ClassVar[bool] = False
 
-    def configure_optimizers(self) -> torch.optim.Optimizer:
+    def configure_optimizers(self) -> torch.optim.Optimizer | list[torch.optim.Optimizer] | None:
         policy = self.require_policy()
         optimizer_class = getattr(policy, "optimizer_class", torch.optim.Adam)
         optimizer_kwargs = getattr(policy, "optimizer_kwargs", {})
         return make_optimizer(optimizer_class, policy.parameters(), self.lr_schedule(1.0), optimizer_kwargs)
 
-    def optimizer_step(
+    def optimizer_step(  # type: ignore[override]  # not Lightning's hook: manual optimization never calls it
         self,
         optimizer: Any,
         loss: torch.Tensor,
         max_grad_norm: float | None = None,
-        inputs: list[torch.Tensor] | None = None,
+        inputs: Sequence[torch.Tensor] | None = None,
     ) -> None:
         """Zero, backward (only into ``inputs`` when given), clip by global norm, step.
 
@@ -45,7 +48,7 @@ class Optimization:
         (AMP, which must unscale first) go through Lightning.
         """
         optimizer.zero_grad(set_to_none=True)
-        ddp_model = self.trainer.strategy.model if self.world_size > 1 else None
+        ddp_model: Any = self.trainer.strategy.model if self.world_size > 1 else None
         if self.average_gradients_itself and ddp_model is not None and hasattr(ddp_model, "no_sync"):
             with ddp_model.no_sync():
                 self.manual_backward(loss, **({} if inputs is None else {"inputs": inputs}))
@@ -107,7 +110,7 @@ def clip_grad_norm(param_groups: list[dict[str, Any]], max_norm: float) -> None:
 
 
 def make_optimizer(
-    optimizer_class: type[torch.optim.Optimizer], params: Any, lr: float, kwargs: dict[str, Any]
+    optimizer_class: Callable[..., torch.optim.Optimizer], params: Any, lr: float, kwargs: dict[str, Any]
 ) -> torch.optim.Optimizer:
     """Build an optimizer, choosing torch's fused (Adam, AdamW) or foreach (RMSprop, SGD) implementation
     unless the caller chose one.

@@ -9,11 +9,12 @@ import torch
 from gymnasium import spaces
 
 from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
+from lit_sb3_core.sdk.part import AlgorithmPart
 
 __all__ = ["Prediction"]
 
 
-class Prediction:
+class Prediction(AlgorithmPart):
     """RLAlgorithm's ``predict`` (a part of RLAlgorithm)."""
 
     def predict(

@@ -6,13 +6,20 @@ from __future__ import annotations
 import logging
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
 from gymnasium.vector import VectorEnv
 
+from lit_sb3_core.engine.lightning_internals import attached_trainer, ended_by_ctrl_c
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.sdk.part import AlgorithmPart
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from lit_sb3_core.engine.protocol import RLModel
 
 if TYPE_CHECKING:
     from typing import Self
@@ -20,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["SB3Glue", "quiet_lightning"]
 
 
-class SB3Glue:
+class SB3Glue(AlgorithmPart):
     """RLAlgorithm's ``learn``, ``get_env``/``set_env``, parameters, ``save`` and ``load``."""
 
     def learn(
@@ -105,7 +112,7 @@ class SB3Glue:
     def get_parameters(self) -> dict[str, dict[str, torch.Tensor]]:
         """State dicts by name: ``policy`` and each optimizer (``optimizer``, ``optimizer_1``...)."""
         params = {"policy": self.require_policy().state_dict()}
-        trainer = self._trainer
+        trainer = attached_trainer(self)
         if trainer is not None:
             for i, optimizer in enumerate(trainer.optimizers):
                 params["optimizer" if i == 0 else f"optimizer_{i}"] = optimizer.state_dict()
@@ -126,14 +133,14 @@ class SB3Glue:
         """Write a model file: JSON metadata + safetensors weights, atomically (see ``lit_sb3.load``)."""
         from lit_sb3_core.engine.model_file import save_model
 
-        save_model(self, path)
+        save_model(cast("RLModel", self), path)
 
     @classmethod
     def load(cls, path: str | Path, env: Any = None, **kwargs: Any) -> Self:
         """Load a model file written by ``save``; never unpickles. ``kwargs`` override hyperparameters."""
         from lit_sb3_core.engine.model_file import load_model
 
-        return load_model(path, env=env, expected_cls=cls, **kwargs)
+        return cast("Self", load_model(path, env=env, expected_cls=cast("type[RLModel]", cls), **kwargs))
 
 
 def _accelerator(device: str) -> str:
@@ -195,6 +202,6 @@ def _keyboard_interrupt_reraised(trainer: Any):
     try:
         yield
     except SystemExit as exc:
-        if isinstance(exc.__context__, KeyboardInterrupt) and trainer.interrupted:
+        if ended_by_ctrl_c(exc, trainer):
             raise KeyboardInterrupt from None
         raise

@@ -55,7 +55,7 @@ class AlgorithmConformance(PluginConformance):
     def default_entry_point(self) -> str | None:
         return self.algo_name
 
-    def algo_class(self) -> type:
+    def algo_class(self) -> type[Any]:
         from lit_sb3_core import get_algo_class
 
         return get_algo_class(self.algo_name)

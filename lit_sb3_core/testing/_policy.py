@@ -39,7 +39,7 @@ class PolicyConformance(PluginConformance):
     required_attributes: ClassVar[tuple[str, ...]] = ("algo_name", "policy_alias", "distribution")
 
     # helpers ----------------------------------------------------------------------------------------
-    def policy_class(self) -> type:
+    def policy_class(self) -> type[Any]:
         from lit_sb3_core.registry.registry import get_policy_class
 
         cls = get_policy_class(self.algo_name, self.policy_alias)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -48,7 +48,7 @@ class SpaceTestEnv(gym.Env):
         episode_length: the step at which an episode is truncated.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 -- gymnasium.Env declares it so
 
     def __init__(
         self, observation_space: spaces.Space, action_space: spaces.Space, episode_length: int = 16

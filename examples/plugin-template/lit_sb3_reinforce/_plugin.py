@@ -8,7 +8,7 @@ from lit_sb3_core.hookspecs import hookimpl
 
 
 @hookimpl
-def lit_sb3_register_algorithms(registry):  # type: ignore[no-untyped-def]
+def lit_sb3_register_algorithms(registry):
     registry.add(
         "reinforce",
         "lit_sb3_reinforce.reinforce:REINFORCE",

@@ -30,7 +30,7 @@ from lit_sb3_core.sdk import ACTOR_CRITIC_ALIASES, OnPolicyAlgorithm, Schedule, 
 __all__ = ["REINFORCE"]
 
 # OnPolicyAlgorithm arguments REINFORCE fixes: Monte-Carlo returns and plain Gaussian exploration.
-_FIXED = {"gae_lambda": 1.0, "use_sde": False, "sde_sample_freq": -1}
+_FIXED: dict[str, Any] = {"gae_lambda": 1.0, "use_sde": False, "sde_sample_freq": -1}
 
 
 class REINFORCE(OnPolicyAlgorithm):
@@ -155,6 +155,7 @@ class REINFORCE(OnPolicyAlgorithm):
                 "train/learning_rate": learning_rate,
             }
         )
-        if getattr(policy, "log_std", None) is not None:
-            metrics["train/std"] = torch.exp(policy.log_std).mean().item()
+        log_std = getattr(policy, "log_std", None)  # Gaussian policies only
+        if log_std is not None:
+            metrics["train/std"] = torch.exp(log_std).mean().item()
         return metrics

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from gymnasium import spaces
 
@@ -60,7 +62,8 @@ class InvalidActionEnvMultiDiscrete(_Masked, IdentityEnv[np.ndarray]):
 
     def _choose_next_state(self) -> None:
         self.state = self.action_space.sample()
-        offsets = np.concatenate([[0], np.cumsum(self.action_space.nvec)[:-1]])
+        nvec = cast(spaces.MultiDiscrete, self.action_space).nvec
+        offsets = np.concatenate([[0], np.cumsum(nvec)[:-1]])
         self._draw_invalid([int(v) for v in offsets + self.state], self.n_invalid_actions)
 
 

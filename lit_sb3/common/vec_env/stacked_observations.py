@@ -59,7 +59,7 @@ class StackedObservations:
         self.stack_dimension = 1 if first else -1
         low = np.repeat(observation_space.low, n_stack, axis=self.repeat_axis)
         high = np.repeat(observation_space.high, n_stack, axis=self.repeat_axis)
-        self.stacked_observation_space = spaces.Box(low, high, dtype=observation_space.dtype)  # type: ignore[arg-type]
+        self.stacked_observation_space = spaces.Box(low, high, dtype=observation_space.dtype)
         self.stacked_obs = np.zeros((num_envs, *low.shape), dtype=observation_space.dtype)
 
     def _frame_size(self, observations: np.ndarray) -> int:

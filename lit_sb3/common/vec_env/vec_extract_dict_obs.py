@@ -22,11 +22,11 @@ class VecExtractDictObs(VecEnvWrapper):
         super().__init__(venv, observation_space=venv.observation_space.spaces[key])  # type: ignore[attr-defined]
 
     def reset(self) -> VecEnvObs:
-        return self.venv.reset()[self.key]  # type: ignore[index,call-overload]
+        return self.venv.reset()[self.key]  # type: ignore[call-overload]
 
     def step_wait(self) -> VecEnvStepReturn:
         observations, rewards, dones, infos = self.venv.step_wait()
         for i in np.flatnonzero(dones):
             if "terminal_observation" in infos[i]:
                 infos[i]["terminal_observation"] = infos[i]["terminal_observation"][self.key]
-        return observations[self.key], rewards, dones, infos  # type: ignore[index,call-overload]
+        return observations[self.key], rewards, dones, infos  # type: ignore[call-overload]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from copy import deepcopy
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -77,7 +77,8 @@ class VecNormalize(VecEnvWrapper):
         self.norm_obs_keys = self._checked_keys(norm_obs_keys) if norm_obs else norm_obs_keys
         self._obs_normalizers: dict[str | None, ObservationNormalizer] = {}
         if norm_obs:
-            for key in self.norm_obs_keys or [None]:
+            keys: list[str | None] = list(self.norm_obs_keys) if self.norm_obs_keys else [None]
+            for key in keys:
                 space = self._space_of(key)
                 self._obs_normalizers[key] = ObservationNormalizer(space.shape, clip_obs, epsilon)
                 if is_image_space(space):  # normalized images are floats: CnnPolicy must not scale them again
@@ -110,13 +111,15 @@ class VecNormalize(VecEnvWrapper):
 
     def _space_of(self, key: str | None) -> spaces.Box:
         space = self.observation_space
-        return space.spaces[key] if key is not None else space  # type: ignore[index,return-value]
+        return cast(spaces.Dict, space).spaces[key] if key is not None else space  # type: ignore[return-value]
 
     def _set_space_of(self, key: str | None, box: spaces.Box) -> None:
         if key is None:
             self.observation_space = box
         else:
-            self.observation_space = spaces.Dict({**self.observation_space.spaces, key: box})  # type: ignore[union-attr]
+            self.observation_space = spaces.Dict(
+                {**cast(spaces.Dict, self.observation_space).spaces, key: box}
+            )
 
     @property
     def clip_obs(self) -> float:
@@ -287,7 +290,7 @@ def save_statistics(vec_normalize: Any, save_path: str | Path) -> None:
     """
     settings = {name: getattr(vec_normalize, name, None) for name in _SETTINGS}
     settings = {k: (float(v) if isinstance(v, np.floating) else v) for k, v in settings.items()}
-    arrays: dict[str, np.ndarray] = {"format": np.array(_FORMAT), "settings": np.array(json.dumps(settings))}
+    arrays: dict[str, Any] = {"format": np.array(_FORMAT), "settings": np.array(json.dumps(settings))}
     obs_rms = vec_normalize.obs_rms if vec_normalize.norm_obs else None
     stats = obs_rms if isinstance(obs_rms, dict) else {None: obs_rms} if obs_rms is not None else {}
     for key, rms in stats.items():

@@ -36,7 +36,7 @@ class TimeFeatureWrapper(gym.Wrapper):
         extended = spaces.Box(
             low=np.append(box.low, 0.0).astype(self.dtype),
             high=np.append(box.high, 1.0).astype(self.dtype),
-            dtype=self.dtype,  # type: ignore[arg-type]
+            dtype=self.dtype,
         )
         self.observation_space = (
             spaces.Dict({**space.spaces, "observation": extended})

@@ -181,6 +181,7 @@ class A2C(OnPolicyAlgorithm):
             "train/value_loss": float(value_loss.item()),
             "train/learning_rate": learning_rate,
         }
-        if getattr(policy, "log_std", None) is not None:
-            metrics["train/std"] = torch.exp(policy.log_std).mean().item()
+        log_std = getattr(policy, "log_std", None)  # Gaussian policies only
+        if log_std is not None:
+            metrics["train/std"] = torch.exp(log_std).mean().item()
         return metrics

@@ -76,6 +76,7 @@ class ARS(RLAlgorithm):
 
     algo_name: ClassVar[str] = "ars"
     policy_aliases: ClassVar[dict[str, Any]] = ARS_POLICY_ALIASES
+    policy: ARSPolicy  # built from the env's spaces (see RLAlgorithm)
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box, spaces.Discrete)
     # RLEnvDataModule(normalize="observation"): ARS-v2 (rewards are never normalized, see below).
@@ -143,6 +144,7 @@ class ARS(RLAlgorithm):
                 f"ARS needs an ARS policy ('MlpPolicy', 'LinearPolicy' or a subclass of "
                 f"lit_sb3_ars.ARSPolicy), got {getattr(policy_cls, '__name__', policy_cls)!r}."
             )
+        assert self.observation_space is not None and self.action_space is not None  # set before this call
         try:
             return policy_cls(self.observation_space, self.action_space, **policy_kwargs)
         except TypeError as exc:
@@ -169,7 +171,7 @@ class ARS(RLAlgorithm):
             )
         super().configure_normalization(config)
 
-    def configure_optimizers(self) -> None:  # type: ignore[override]
+    def configure_optimizers(self) -> None:
         """ARS writes the weights itself: no optimizer."""
         return
 

@@ -14,7 +14,7 @@ environment), which lets ARS step several environments in parallel.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -85,7 +85,11 @@ class ARSPolicy(nn.Module):
         self.discrete = isinstance(action_space, spaces.Discrete)
         self.obs_preprocessor = ObsPreprocessor(observation_space)
         features_dim = flat_feature_dim(observation_space)
-        output_dim = int(action_space.n) if self.discrete else int(np.prod(action_space.shape))  # type: ignore[attr-defined]
+        output_dim = (
+            int(action_space.n)
+            if isinstance(action_space, spaces.Discrete)
+            else int(np.prod(action_space.shape or ()))
+        )
         self.action_net = _mlp(features_dim, output_dim, net_arch, activation, with_bias, self.squash_output)
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
@@ -145,8 +149,8 @@ class ARSPolicy(nn.Module):
 
     def unscale_action(self, scaled_action: np.ndarray) -> np.ndarray:
         """Box action from [-1, 1] (the tanh output) to [low, high]."""
-        low, high = self.action_space.low, self.action_space.high  # type: ignore[attr-defined]
-        return low + 0.5 * (scaled_action + 1.0) * (high - low)
+        box = cast(spaces.Box, self.action_space)  # only Box policies squash
+        return box.low + 0.5 * (scaled_action + 1.0) * (box.high - box.low)
 
 
 class ARSLinearPolicy(ARSPolicy):

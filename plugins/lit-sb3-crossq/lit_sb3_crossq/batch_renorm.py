@@ -47,6 +47,11 @@ class BatchRenorm(nn.Module):
             correction ``d`` (to ``[-d_max, d_max]``); sb3-contrib's values.
     """
 
+    # running statistics and the step count: buffers registered in __init__
+    ra_mean: torch.Tensor
+    ra_var: torch.Tensor
+    steps: torch.Tensor
+
     def __init__(
         self,
         num_features: int,

@@ -26,7 +26,7 @@ Acting and ``predict`` run every layer in eval mode. Defaults and logged metrics
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import torch
 import torch.nn.functional as F
@@ -36,8 +36,12 @@ from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import ActionNoise, OffPolicyAlgorithm, Schedule, TrainFreq, describe_space
 from lit_sb3_crossq.batch_renorm import set_training
 from lit_sb3_crossq.hyperparams import TUNED
-from lit_sb3_crossq.policies import CROSSQ_POLICY_ALIASES
+from lit_sb3_crossq.policies import CROSSQ_POLICY_ALIASES, CrossQPolicy
 from lit_sb3_sac.sac import EntropyTemperature
+
+if TYPE_CHECKING:
+    from lightning.pytorch.core.optimizer import LightningOptimizer
+
 
 __all__ = ["CrossQ"]
 
@@ -77,6 +81,7 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
 
     algo_name: ClassVar[str] = "crossq"
     policy_aliases: ClassVar[dict[str, Any]] = CROSSQ_POLICY_ALIASES
+    policy: CrossQPolicy  # built from the env's spaces (see RLAlgorithm)
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box,)
     # sb3-contrib's CrossQ only has MlpPolicy: no Dict observations (the joint pass concatenates tensors).
@@ -168,7 +173,7 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
     def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
         policy, buffer = self.policy, self.replay_buffer
         assert policy is not None and buffer is not None
-        optimizers = self.optimizers()
+        optimizers = cast("list[LightningOptimizer]", self.optimizers())
         actor_optimizer, critic_optimizer = optimizers[0], optimizers[1]
         ent_coef_optimizer = optimizers[2] if self.learn_ent_coef else None
         self.update_learning_rate(optimizers)
@@ -186,7 +191,7 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
             if log_ent_coef is not None:
                 # Detached so that only the temperature loss moves log(alpha) (softlearning issue 60).
                 ent_coef: torch.Tensor | float = torch.exp(log_ent_coef.detach())
-                self.record("ent_coef", ent_coef)
+                self.record("ent_coef", cast(torch.Tensor, ent_coef))
             else:
                 ent_coef = self.ent_coef_init
 
@@ -208,7 +213,9 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
             with torch.no_grad():
                 next_q = next_q.amin(dim=1, keepdim=True) - ent_coef * next_log_prob.reshape(-1, 1)
                 target_q = data.rewards + (1.0 - data.dones) * discounts * next_q
-            critic_loss = 0.5 * sum(F.mse_loss(q, target_q) for q in current_q.split(1, dim=1))
+            critic_loss = 0.5 * cast(
+                torch.Tensor, sum(F.mse_loss(q, target_q) for q in current_q.split(1, dim=1))
+            )
             self.optimizer_step(critic_optimizer, critic_loss)
             self.record("critic_loss", critic_loss)
 

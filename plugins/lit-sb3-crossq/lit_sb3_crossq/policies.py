@@ -141,6 +141,10 @@ class CrossQPolicy(OffPolicyPolicy):
             loss only).
     """
 
+    log_ent_coef: (
+        nn.Parameter
+    )  # log(alpha), added by the algorithm when it learns the temperature (ent_coef="auto")
+
     def __init__(
         self,
         observation_space: spaces.Space,

@@ -26,7 +26,7 @@ from gymnasium import spaces
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import OffPolicyAlgorithm, Schedule, TrainFreq, obs_to_tensor, update_target
 from lit_sb3_dqn.hyperparams import TUNED
-from lit_sb3_dqn.policies import DQN_POLICY_ALIASES
+from lit_sb3_dqn.policies import DQN_POLICY_ALIASES, DQNPolicy
 
 __all__ = ["DQN", "linear_epsilon"]
 
@@ -72,6 +72,7 @@ class DQN(OffPolicyAlgorithm):
 
     algo_name: ClassVar[str] = "dqn"
     policy_aliases: ClassVar[dict[str, Any]] = DQN_POLICY_ALIASES
+    policy: DQNPolicy  # built from the env's spaces (see RLAlgorithm)
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Discrete,)
 
@@ -95,7 +96,7 @@ class DQN(OffPolicyAlgorithm):
         exploration_fraction: float = 0.1,
         exploration_initial_eps: float = 1.0,
         exploration_final_eps: float = 0.05,
-        max_grad_norm: float = 10,
+        max_grad_norm: float | None = 10,
         stats_window_size: int = 100,
         tensorboard_log: str | None = None,
         policy_kwargs: dict[str, Any] | None = None,
@@ -159,7 +160,7 @@ class DQN(OffPolicyAlgorithm):
         self.hparams.pop("action_noise", None)  # DQN has no action noise
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
-        return self.make_optimizer(self.require_policy().q_net.parameters())  # type: ignore[union-attr]
+        return self.make_optimizer(self.require_policy().q_net.parameters())
 
     def on_fit_start(self) -> None:
         super().on_fit_start()
@@ -179,7 +180,7 @@ class DQN(OffPolicyAlgorithm):
     def on_env_step(self) -> None:
         if self.n_calls % self._target_every == 0:
             policy = self.policy
-            update_target(policy.q_net, policy.q_net_target, self.tau)  # type: ignore[union-attr]
+            update_target(policy.q_net, policy.q_net_target, self.tau)
         self.exploration_rate = self._epsilon()
 
     def explore(self, obs: Any) -> np.ndarray:
@@ -188,7 +189,7 @@ class DQN(OffPolicyAlgorithm):
         if self.exploration_rng.random() < self.exploration_rate:
             start = int(self.action_space.start)  # type: ignore[union-attr]
             return np.asarray(self.vector_env.action_space.sample()) - start
-        return self.policy(obs_to_tensor(obs, self.device)).cpu().numpy()  # type: ignore[misc]
+        return self.policy(obs_to_tensor(obs, self.device)).cpu().numpy()
 
     def predict(
         self,

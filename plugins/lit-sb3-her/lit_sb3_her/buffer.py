@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -101,7 +101,8 @@ def _reward_function_of(env: Any) -> tuple[RewardFunction, gym.Env | None]:
         else:
 
             def first_answer(achieved: np.ndarray, desired: np.ndarray, infos: list[dict[str, Any]]) -> Any:
-                return env.call("compute_reward", achieved, desired, infos)[0]
+                # Sync/AsyncVectorEnv have call(); the VectorEnv base class does not declare it
+                return cast(Any, env).call("compute_reward", achieved, desired, infos)[0]
 
             return first_answer, None
     if isinstance(target, gym.Env):

@@ -17,7 +17,7 @@ Importing this module registers the id ``BitFlipping-v0``, so configs can name i
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -41,7 +41,7 @@ class BitFlippingEnv(gym.Env[dict[str, np.ndarray], Any]):
     ``desired_goal``; ``info["is_success"]`` says whether the goal was reached.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 -- gymnasium.Env declares it so
 
     def __init__(self, n_bits: int = 10, continuous: bool = False, max_steps: int | None = None) -> None:
         if isinstance(n_bits, bool) or not isinstance(n_bits, (int, np.integer)) or n_bits < 1:
@@ -56,7 +56,7 @@ class BitFlippingEnv(gym.Env[dict[str, np.ndarray], Any]):
         self.continuous = bool(continuous)
         self.max_steps = int(max_steps)
         bits = spaces.MultiBinary(self.n_bits)
-        self.observation_space = spaces.Dict(
+        self.observation_space = spaces.Dict(  # type: ignore[assignment]  # gymnasium's generic Space
             {"observation": bits, "achieved_goal": bits, "desired_goal": bits}
         )
         if self.continuous:
@@ -107,4 +107,4 @@ class BitFlippingEnv(gym.Env[dict[str, np.ndarray], Any]):
         return -np.any(achieved != desired, axis=-1).astype(np.float32)
 
 
-gym.register("BitFlipping-v0", entry_point=BitFlippingEnv)
+gym.register("BitFlipping-v0", entry_point=BitFlippingEnv)  # type: ignore[arg-type]  # a class is an EnvCreator

@@ -75,6 +75,7 @@ class MaskablePPO(PPO):
 
     algo_name: ClassVar[str] = "maskable_ppo"
     policy_aliases: ClassVar[dict[str, Any]] = MASKABLE_ALIASES
+    policy: MaskableActorCriticPolicy  # built from the env's spaces (see RLAlgorithm)
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
         spaces.Discrete,
@@ -186,7 +187,7 @@ class MaskablePPO(PPO):
             self._check_masks(self.vector_env, "training")
         # Evaluation during fit (a val_env) masks exactly when training does.
         self.evaluation_options = {
-            **(getattr(self, "evaluation_options", None) or {}),
+            **(self.evaluation_options or {}),
             "use_masking": self.use_masking,
         }
 
@@ -218,13 +219,13 @@ class MaskablePPO(PPO):
             # After a SAME_STEP autoreset the env already shows the new episode, as the observations do.
             masks = torch.as_tensor(get_action_masks(self.vector_env), device=self.device)
             self.rollout_buffer.store_masks(masks)
-        return self.policy(obs, action_masks=masks)  # type: ignore[misc]
+        return self.policy(obs, action_masks=masks)
 
     def evaluate_minibatch(
         self, batch: MaskableRolloutBatch
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Score the minibatch's actions under the masks they were sampled with."""
-        return self.policy.evaluate_actions(  # type: ignore[union-attr,operator]
+        return self.policy.evaluate_actions(
             batch.observations, batch.actions, action_masks=batch.action_masks
         )
 
@@ -249,7 +250,7 @@ class MaskablePPO(PPO):
         try:
             with torch.no_grad():
                 obs_tensor = self.normalize_obs(obs_to_tensor(obs, self.device))
-                actions = policy.predict_actions(obs_tensor, deterministic, action_masks=masks)  # type: ignore[operator]
+                actions = policy.predict_actions(obs_tensor, deterministic, action_masks=masks)
         finally:
             policy.train(was_training)
         return self.unbatch_actions(actions, single), state
@@ -270,7 +271,7 @@ class MaskablePPO(PPO):
         total_timesteps: int,
         env: Any = None,
         callback: Any = None,
-        log_interval: int = 1,
+        log_interval: int | None = 1,
         tb_log_name: str | None = None,
         reset_num_timesteps: bool = True,
         progress_bar: bool = False,

@@ -63,7 +63,7 @@ class MaskVelocityWrapper(gym.ObservationWrapper, gym.utils.RecordConstructorArg
                     f"MaskVelocityWrapper does not know the velocity entries of {env_id!r}: pass "
                     f"velocity_indices=..., or use one of {sorted(VELOCITY_INDICES)}."
                 )
-            velocity_indices = VELOCITY_INDICES[env_id]  # type: ignore[index]
+            velocity_indices = VELOCITY_INDICES[env_id]
         size = space.shape[0]
         bad = [i for i in velocity_indices if not 0 <= i < size]
         if bad:

@@ -87,6 +87,7 @@ class RecurrentPPO(OnPolicyAlgorithm):
 
     algo_name: ClassVar[str] = "recurrent_ppo"
     policy_aliases: ClassVar[dict[str, Any]] = RECURRENT_ALIASES
+    policy: RecurrentActorCriticPolicy  # built from the env's spaces (see RLAlgorithm)
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
 
     def __init__(
@@ -136,7 +137,7 @@ class RecurrentPPO(OnPolicyAlgorithm):
         self.clip_range_vf = None if clip_range_vf is None else make_schedule(clip_range_vf, "clip_range_vf")
         self.normalize_advantage = normalize_advantage
         self.target_kl = target_kl
-        self.rollout_buffer: RecurrentRolloutBuffer | None = None  # type: ignore[assignment]
+        self.rollout_buffer: RecurrentRolloutBuffer | None = None
         self._last_lstm_states: RNNStates | None = None
         super().__init__(
             policy=policy,
@@ -197,7 +198,10 @@ class RecurrentPPO(OnPolicyAlgorithm):
         if states is None or states.pi[0].shape[1] != n_envs:
             self._last_lstm_states = policy.initial_state(n_envs, self.device)
         else:  # learn(reset_num_timesteps=False) continues the episodes in flight, and their memory
-            self._last_lstm_states = RNNStates(*(tuple(s.to(self.device) for s in pair) for pair in states))
+            (h_pi, c_pi), (h_vf, c_vf), device = states.pi, states.vf, self.device
+            self._last_lstm_states = RNNStates(
+                (h_pi.to(device), c_pi.to(device)), (h_vf.to(device), c_vf.to(device))
+            )
 
     def reset_env(self, seed: int | None) -> None:
         super().reset_env(seed)

@@ -150,7 +150,7 @@ class PPO(OnPolicyAlgorithm):
         The one place the update calls the policy, so variants can pass it more inputs (MaskablePPO: the
         action masks stored with the rollout).
         """
-        return self.policy.evaluate_actions(batch.observations, batch.actions)  # type: ignore[union-attr,operator]
+        return self.policy.evaluate_actions(batch.observations, batch.actions)
 
     def train_on_rollout(self) -> dict[str, float]:
         """``n_epochs`` passes of clipped-surrogate minibatch updates over the rollout buffer."""
@@ -224,8 +224,9 @@ class PPO(OnPolicyAlgorithm):
             "train/clip_range": clip_range,
             "train/learning_rate": learning_rate,
         }
-        if getattr(policy, "log_std", None) is not None:
-            metrics["train/std"] = torch.exp(policy.log_std).mean().item()
+        log_std = getattr(policy, "log_std", None)  # Gaussian policies only
+        if log_std is not None:
+            metrics["train/std"] = torch.exp(log_std).mean().item()
         if clip_range_vf is not None:
             metrics["train/clip_range_vf"] = clip_range_vf
         return metrics

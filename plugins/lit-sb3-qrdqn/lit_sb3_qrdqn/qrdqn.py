@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from lit_sb3_core.sdk import Schedule, TrainFreq
 from lit_sb3_dqn.dqn import DQN
 from lit_sb3_qrdqn.hyperparams import TUNED
-from lit_sb3_qrdqn.policies import QRDQN_POLICY_ALIASES
+from lit_sb3_qrdqn.policies import QRDQN_POLICY_ALIASES, QRDQNPolicy
 
 __all__ = ["QRDQN", "quantile_huber_loss"]
 
@@ -101,6 +101,7 @@ class QRDQN(DQN):
 
     algo_name: ClassVar[str] = "qrdqn"
     policy_aliases: ClassVar[dict[str, Any]] = QRDQN_POLICY_ALIASES
+    policy: QRDQNPolicy  # built from the env's spaces (see RLAlgorithm)
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
 
     def __init__(

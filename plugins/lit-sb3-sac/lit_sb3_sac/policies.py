@@ -49,6 +49,10 @@ class SACPolicy(OffPolicyPolicy):
             (SB3's SAC actor has it; its SACPolicy does not pass it on.)
     """
 
+    log_ent_coef: (
+        nn.Parameter
+    )  # log(alpha), added by the algorithm when it learns the temperature (ent_coef="auto")
+
     def __init__(
         self,
         observation_space: spaces.Space,

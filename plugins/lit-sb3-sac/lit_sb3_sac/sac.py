@@ -27,7 +27,7 @@ Defaults, the order of the updates and logged metrics are Stable-Baselines3's SA
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -37,7 +37,11 @@ from gymnasium import spaces
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import ActionNoise, OffPolicyAlgorithm, Schedule, TrainFreq, update_target
 from lit_sb3_sac.hyperparams import TUNED
-from lit_sb3_sac.policies import SAC_POLICY_ALIASES
+from lit_sb3_sac.policies import SAC_POLICY_ALIASES, SACPolicy
+
+if TYPE_CHECKING:
+    from lightning.pytorch.core.optimizer import LightningOptimizer
+
 
 __all__ = ["SAC", "EntropyTemperature", "parse_ent_coef"]
 
@@ -151,6 +155,7 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
 
     algo_name: ClassVar[str] = "sac"
     policy_aliases: ClassVar[dict[str, Any]] = SAC_POLICY_ALIASES
+    policy: SACPolicy  # built from the env's spaces (see RLAlgorithm)
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box,)
     plain_attributes: ClassVar[frozenset[str]] = OffPolicyAlgorithm.plain_attributes | {"_sde_steps"}
@@ -288,7 +293,7 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
     def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
         policy, buffer = self.policy, self.replay_buffer
         assert policy is not None and buffer is not None
-        optimizers = self.optimizers()
+        optimizers = cast("list[LightningOptimizer]", self.optimizers())
         actor_optimizer, critic_optimizer = optimizers[0], optimizers[1]
         ent_coef_optimizer = optimizers[2] if self.learn_ent_coef else None
         self.update_learning_rate(optimizers)
@@ -313,13 +318,13 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
             actions_pi, log_prob = actor.action_log_prob(observations)
             log_prob = log_prob.reshape(-1, 1)
 
-            if ent_coef_optimizer is not None:
+            if ent_coef_optimizer is not None and log_ent_coef is not None:
                 # Detached so that only the temperature loss moves log(alpha) (softlearning issue 60).
                 ent_coef: torch.Tensor | float = torch.exp(log_ent_coef.detach())
                 ent_coef_loss = -(log_ent_coef * (log_prob + target_entropy).detach()).mean()
                 self.optimizer_step(ent_coef_optimizer, ent_coef_loss)
                 self.record("ent_coef_loss", ent_coef_loss)
-                self.record("ent_coef", ent_coef)
+                self.record("ent_coef", cast(torch.Tensor, ent_coef))
             else:
                 ent_coef = self.ent_coef_init
 
@@ -348,7 +353,7 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
             next_q = next_q - ent_coef * next_log_prob.reshape(-1, 1)
             target_q = data.rewards + (1.0 - data.dones) * discounts * next_q
         current_q = critic(observations, data.actions)
-        return 0.5 * sum(F.mse_loss(q, target_q) for q in current_q)
+        return 0.5 * cast(torch.Tensor, sum(F.mse_loss(q, target_q) for q in current_q))
 
     def actor_q_value(self, observations: Any, actions: torch.Tensor) -> torch.Tensor:
         """``(batch, 1)`` value the actor climbs: the minimum over the critics (TQC: the mean atom)."""

@@ -18,7 +18,7 @@ Exploration is the deterministic action plus ``action_noise`` (none by default, 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import torch
 import torch.nn.functional as F
@@ -27,7 +27,11 @@ from gymnasium import spaces
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import ActionNoise, OffPolicyAlgorithm, Schedule, TrainFreq, update_target
 from lit_sb3_td3.hyperparams import TUNED
-from lit_sb3_td3.policies import TD3_POLICY_ALIASES
+from lit_sb3_td3.policies import TD3_POLICY_ALIASES, TD3Policy
+
+if TYPE_CHECKING:
+    from lightning.pytorch.core.optimizer import LightningOptimizer
+
 
 __all__ = ["TD3"]
 
@@ -65,6 +69,7 @@ class TD3(OffPolicyAlgorithm):
 
     algo_name: ClassVar[str] = "td3"
     policy_aliases: ClassVar[dict[str, Any]] = TD3_POLICY_ALIASES
+    policy: TD3Policy  # built from the env's spaces (see RLAlgorithm)
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box,)
 
@@ -146,7 +151,7 @@ class TD3(OffPolicyAlgorithm):
     def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
         policy, buffer = self.policy, self.replay_buffer
         assert policy is not None and buffer is not None
-        actor_optimizer, critic_optimizer = self.optimizers()
+        actor_optimizer, critic_optimizer = cast("list[LightningOptimizer]", self.optimizers())
         self.update_learning_rate([actor_optimizer, critic_optimizer])
         actor, actor_target, critic, critic_target = (
             policy.actor,
@@ -172,7 +177,7 @@ class TD3(OffPolicyAlgorithm):
                 target_q = data.rewards + (1.0 - data.dones) * discounts * next_q
 
             current_q = critic(observations, data.actions)
-            critic_loss = sum(F.mse_loss(q, target_q) for q in current_q)
+            critic_loss = cast(torch.Tensor, sum(F.mse_loss(q, target_q) for q in current_q))
             self.optimizer_step(critic_optimizer, critic_loss)
             self.record("critic_loss", critic_loss)
 

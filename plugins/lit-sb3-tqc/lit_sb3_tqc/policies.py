@@ -90,7 +90,7 @@ class QuantileCritic(ContinuousCritic):
         )
         for mine, theirs in zip(self.q_networks, target.q_networks):
             theirs.load_state_dict(mine.state_dict())
-        return freeze(target)  # type: ignore[return-value]
+        return freeze(target)
 
     def forward(self, obs: Any, actions: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
         """Quantiles ``(batch, n_critics, n_quantiles)`` for preprocessed observations."""
@@ -112,6 +112,9 @@ class TQCPolicy(SACPolicy):
             loss only).
         **kwargs: the rest of ``SACPolicy``'s arguments (features extractor, optimizer, gSDE settings).
     """
+
+    critic: QuantileCritic  # SAC's critics, with quantile heads
+    critic_target: QuantileCritic
 
     def __init__(
         self,

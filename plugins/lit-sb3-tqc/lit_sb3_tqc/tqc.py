@@ -33,7 +33,7 @@ from lit_sb3_core.sdk import ActionNoise, Schedule, TrainFreq
 from lit_sb3_qrdqn.qrdqn import quantile_huber_loss
 from lit_sb3_sac.sac import SAC
 from lit_sb3_tqc.hyperparams import TUNED
-from lit_sb3_tqc.policies import TQC_POLICY_ALIASES
+from lit_sb3_tqc.policies import TQC_POLICY_ALIASES, TQCPolicy
 
 __all__ = ["TQC", "truncated_quantiles"]
 
@@ -88,6 +88,7 @@ class TQC(SAC):
 
     algo_name: ClassVar[str] = "tqc"
     policy_aliases: ClassVar[dict[str, Any]] = TQC_POLICY_ALIASES
+    policy: TQCPolicy  # built from the env's spaces (see RLAlgorithm)
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
 
     def __init__(
@@ -166,7 +167,7 @@ class TQC(SAC):
     def setup_model(self) -> None:
         """SAC's temperature set-up, then check that the truncation keeps some atoms."""
         super().setup_model()
-        critic = self.policy.critic  # type: ignore[union-attr]
+        critic = self.policy.critic
         if not hasattr(critic, "n_quantiles"):
             raise ConfigurationError(
                 f"TQC needs a policy whose critic outputs quantiles (TQCPolicy or a subclass), got "

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -42,6 +42,10 @@ from lit_sb3_core.sdk import (
 )
 from lit_sb3_trpo.hyperparams import TUNED
 from lit_sb3_trpo.trust_region import conjugate_gradient, mean_kl
+
+if TYPE_CHECKING:
+    from lightning.pytorch.core.optimizer import LightningOptimizer
+
 
 __all__ = ["TRPO"]
 
@@ -200,7 +204,7 @@ class TRPO(OnPolicyAlgorithm):
         """One trust-region policy step, then ``n_critic_updates`` epochs of value regression."""
         buffer, policy = self.rollout_buffer, self.policy
         assert buffer is not None and isinstance(policy, torch.nn.Module)
-        optimizer = self.optimizers()
+        optimizer = cast("LightningOptimizer", self.optimizers())  # one optimizer: the critic's
         learning_rate = self.update_learning_rate(optimizer)
 
         (batch,) = buffer.minibatches(None)
@@ -235,8 +239,9 @@ class TRPO(OnPolicyAlgorithm):
             "train/n_updates": self.n_updates,
             "train/learning_rate": learning_rate,
         }
-        if getattr(policy, "log_std", None) is not None:
-            metrics["train/std"] = torch.exp(policy.log_std).mean().item()
+        log_std = getattr(policy, "log_std", None)  # Gaussian policies only
+        if log_std is not None:
+            metrics["train/std"] = torch.exp(log_std).mean().item()
         return metrics
 
     def _policy_step(self, batch: RolloutBatch) -> tuple[list[torch.nn.Parameter], float, float, bool]:
@@ -249,8 +254,8 @@ class TRPO(OnPolicyAlgorithm):
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
 
         with torch.no_grad():
-            old_distribution = policy.get_distribution(obs)  # type: ignore[operator]
-        distribution = policy.get_distribution(obs)  # type: ignore[operator]
+            old_distribution = policy.get_distribution(obs)
+        distribution = policy.get_distribution(obs)
         ratio = torch.exp(distribution.log_prob(actions) - batch.old_log_prob)
         objective = (advantages * ratio).mean()
         kl = mean_kl(distribution, old_distribution)
@@ -288,7 +293,7 @@ class TRPO(OnPolicyAlgorithm):
                     # New storage, not an in-place copy: old_distribution may hold views of the parameters
                     # (a Gaussian's log_std) and must keep describing the rollout policy.
                     param.data = original + step.view_as(param)
-                trial = policy.get_distribution(obs)  # type: ignore[operator]
+                trial = policy.get_distribution(obs)
                 new_ratio = torch.exp(trial.log_prob(actions) - batch.old_log_prob)
                 new_objective = self._mean_over_ranks((advantages * new_ratio).mean())
                 new_kl = self._mean_over_ranks(mean_kl(trial, old_distribution))

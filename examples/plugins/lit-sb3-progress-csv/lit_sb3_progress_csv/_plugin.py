@@ -4,7 +4,7 @@ from lit_sb3_core.hookspecs import hookimpl
 
 
 @hookimpl
-def lit_sb3_register_callbacks(registry):  # type: ignore[no-untyped-def]
+def lit_sb3_register_callbacks(registry):
     registry.add(
         "progress_csv",
         "lit_sb3_progress_csv.callback:ProgressCSV",

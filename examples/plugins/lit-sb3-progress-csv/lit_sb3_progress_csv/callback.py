@@ -64,6 +64,7 @@ class ProgressCSV(RLCallback):
         self._writer.writerow(
             (self.num_timesteps, self.model.iterations, f"{elapsed:.3f}", "" if reward is None else reward)
         )
+        assert self._file is not None  # opened in _on_training_start
         self._file.flush()
         self.rows += 1
         if self.stop_at_reward is not None and reward is not None and reward >= self.stop_at_reward:

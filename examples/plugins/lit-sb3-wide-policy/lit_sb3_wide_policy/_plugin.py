@@ -4,5 +4,5 @@ from lit_sb3_core.hookspecs import hookimpl
 
 
 @hookimpl
-def lit_sb3_register_policies(registry):  # type: ignore[no-untyped-def]
+def lit_sb3_register_policies(registry):
     registry.add(algo="ppo", alias="WideMlpPolicy", target="lit_sb3_wide_policy.policies:WideMlpPolicy")

@@ -1,0 +1,24 @@
+"""``lit_sb3_core.load``: any lit-sb3 model file, typed as what it is, an ``RLAlgorithm``.
+
+The engine reads model files against its protocol (``engine/protocol.py``), since it cannot import the
+SDK's base classes; this is the same function seen from the SDK, where the algorithm type is known.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+from lit_sb3_core.engine.model_file import load_model
+from lit_sb3_core.sdk.algorithm import RLAlgorithm
+
+__all__ = ["load"]
+
+
+def load(path: str | Path, env: Any = None, **overrides: Any) -> RLAlgorithm:
+    """Load any lit-sb3 model file; its algorithm is found through the registry from the file itself.
+
+    ``env`` (optional) must have the spaces the model was saved for and becomes what ``learn`` trains
+    on; ``overrides`` replace stored hyperparameters. Loading never unpickles anything.
+    """
+    return cast(RLAlgorithm, load_model(path, env=env, expected_cls=None, **overrides))

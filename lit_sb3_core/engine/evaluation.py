@@ -29,6 +29,7 @@ def evaluate_policy(
     return_episode_rewards: Literal[False] = False,
     warn: bool = True,
     use_masking: bool = False,
+    episode_callback: Callable[[list[float]], None] | None = None,
 ) -> tuple[float, float]: ...
 
 
@@ -45,6 +46,7 @@ def evaluate_policy(
     return_episode_rewards: Literal[True],
     warn: bool = True,
     use_masking: bool = False,
+    episode_callback: Callable[[list[float]], None] | None = None,
 ) -> tuple[list[float], list[int]]: ...
 
 
@@ -60,6 +62,7 @@ def evaluate_policy(
     return_episode_rewards: bool = False,
     warn: bool = True,
     use_masking: bool = False,
+    episode_callback: Callable[[list[float]], None] | None = None,
 ) -> tuple[float, float] | tuple[list[float], list[int]]: ...
 
 

@@ -104,6 +104,11 @@ class EnvActions(nn.Module):
         unscale: Box only: the policy squashes into [-1, 1] (``policy.squash_output``); rescale to the bounds.
     """
 
+    # buffers, registered in __init__ for the spaces that need them
+    low: torch.Tensor
+    high: torch.Tensor
+    offset: torch.Tensor
+
     def __init__(self, action_space: spaces.Space, unscale: bool = False) -> None:
         super().__init__()
         self.kind = type(action_space).__name__

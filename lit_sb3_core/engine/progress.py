@@ -25,6 +25,8 @@ class RLProgressBar(TQDMProgressBar):
         refresh_rate: redraw every this many iterations (Lightning batches).
     """
 
+    _episode_bar: Tqdm | None = None  # the evaluation bar counting episodes, while a loop runs
+
     def on_train_epoch_start(self, trainer: L.Trainer, *_: Any) -> None:
         super().on_train_epoch_start(trainer)
         bar = self.train_progress_bar

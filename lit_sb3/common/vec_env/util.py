@@ -4,7 +4,7 @@ SB3's ``vec_env.util`` functions for observations of structured spaces."""
 from __future__ import annotations
 
 from copy import deepcopy
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -86,9 +86,9 @@ def obs_space_info(
         raise NotImplementedError(f"Nested observation spaces are not supported (at {nested}).")
     return (
         list(subspaces),
-        {k: s.shape for k, s in subspaces.items()},
-        {k: s.dtype for k, s in subspaces.items()},
-    )  # type: ignore[misc]
+        {k: cast(tuple[int, ...], s.shape) for k, s in subspaces.items()},  # leaf spaces have both
+        {k: cast(np.dtype, s.dtype) for k, s in subspaces.items()},
+    )
 
 
 def dict_to_obs(obs_space: spaces.Space, obs_dict: dict[Any, np.ndarray]) -> Any:

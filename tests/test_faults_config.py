@@ -35,7 +35,10 @@ CASES: dict[str, tuple[Callable[[PPO], Any], str]] = {
         r"n_eval_episodes",
     ),
     "n_envs=0": (lambda m: RLEnvDataModule(train_env="CartPole-v1", n_envs=0), r"n_envs must be a positive"),
-    "vectorization='threads'": (lambda m: RLEnvDataModule(vectorization="threads"), r"'sync', 'async' or 'envpool'"),  # type: ignore[arg-type]
+    "vectorization='threads'": (
+        lambda m: RLEnvDataModule(vectorization="threads"),  # type: ignore[arg-type]
+        r"'sync', 'async' or 'envpool'",
+    ),
     "evaluate_policy(n_eval_episodes=0)": (
         lambda m: evaluate_policy(m, "CartPole-v1", n_eval_episodes=0),
         r"n_eval_episodes must be a positive",

@@ -147,7 +147,7 @@ class EnvpoolVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._reset_actions = np.zeros(
-            (self.num_envs, *self.single_action_space.shape), self._pool_action_dtype
+            (self.num_envs, *(self.single_action_space.shape or ())), self._pool_action_dtype
         )
         self._game_returns = np.zeros(self.num_envs)
         self._game_lengths = np.zeros(self.num_envs, dtype=np.int64)

@@ -29,9 +29,12 @@ def records_episodes(env: VectorEnv) -> bool:
     flag = getattr(base, "inner_episode_statistics", None)  # vector envs that record games themselves
     if flag is not None:
         return bool(flag)
+    call = getattr(base, "call", None)  # gymnasium's sync and async vector envs have it
+    if call is None:  # a vector env that is not gymnasium's (its own episode logic counts)
+        return False
     try:
-        found = base.call("has_wrapper_attr", _RECORDER_ATTRIBUTE)
-    except Exception:  # a vector env that is not gymnasium's (its own episode logic counts)
+        found = call("has_wrapper_attr", _RECORDER_ATTRIBUTE)
+    except Exception:
         return False
     return len(found) > 0 and all(bool(f) for f in found)
 
@@ -56,6 +59,8 @@ class RecordInnerEpisodeStatistics(RecordEpisodeStatistics):
         if finished:
             self.episode_count += len(finished)
             for episode_return, episode_length in finished.values():
-                self.return_queue.append(episode_return)
-                self.length_queue.append(episode_length)
+                self.return_queue.append(
+                    np.float64(episode_return)
+                )  # the types gymnasium's own recorder queues
+                self.length_queue.append(np.int_(episode_length))
         return observations, rewards, terminations, truncations, infos

@@ -168,7 +168,7 @@ def _run_episodes(
             current_lengths += 1
             dones = np.logical_or(terminated, truncated)
             finished = finished_episodes(infos) if recorded else {}
-            for i in np.flatnonzero(dones):
+            for i in np.flatnonzero(dones).tolist():
                 if recorded:
                     if i not in finished:  # an episode of the wrappers above the recorder (a lost life)
                         continue

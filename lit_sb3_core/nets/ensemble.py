@@ -21,6 +21,7 @@ custom layers, hooks) falls back to the loop over networks.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -43,11 +44,11 @@ _ELEMENTWISE = (
 )
 
 
-def _layout(network: nn.Module) -> tuple | None:
+def _layout(network: nn.Module) -> tuple[tuple[Any, ...], ...] | None:
     """A hashable description of a plain MLP (layer types, sizes, activation settings), or None."""
     if type(network) is not nn.Sequential or len(network) == 0:
         return None
-    layout = []
+    layout: list[tuple[Any, ...]] = []
     for layer in network:
         if type(layer) is nn.Linear:
             if layer.bias is None:
@@ -82,11 +83,12 @@ def ensemble_forward(networks: Sequence[nn.Module], inputs: torch.Tensor) -> tor
     Returns:
         ``(n_networks, batch, out_features)``.
     """
-    n = len(networks)
+    sequentials = cast("Sequence[nn.Sequential]", networks)  # what is_stackable accepts
+    n = len(sequentials)
     hidden: torch.Tensor | None = None
-    for index, layer in enumerate(networks[0]):
+    for index, layer in enumerate(sequentials[0]):
         if type(layer) is nn.Linear:
-            layers = [network[index] for network in networks]
+            layers = cast("list[nn.Linear]", [network[index] for network in sequentials])
             weight = torch.stack([linear.weight for linear in layers])  # (n, out, in)
             bias = torch.stack([linear.bias for linear in layers]).unsqueeze(1)  # (n, 1, out)
             # The first layer reads the same input for every network (an expanded view, no copy).

@@ -14,7 +14,9 @@ missing plugin), so existing ``except`` clauses keep working::
     │   └── MissingPluginError(ImportError)    an SB3 class name whose plugin is not installed
     ├── PluginError                            a plugin could not be loaded or registered
     ├── ConfigurationError(ValueError)         inconsistent arguments or configuration
+    │   └── DisallowedNameError                a class named in a file or config that is not allowed
     ├── EnvError(ValueError)                   an environment that cannot be used as given
+    │   └── EnvTimeoutError                    an env that did not return from step/reset in time
     ├── NonFiniteError(ValueError)             NaN or infinity in observations, rewards or actions
     └── ModelFileError(ValueError)             a model file that cannot be loaded (wrong algorithm/spaces)
 
@@ -30,8 +32,10 @@ from typing import Any
 __all__ = [
     "AmbiguousNameError",
     "ConfigurationError",
+    "DisallowedNameError",
     "DuplicateNameError",
     "EnvError",
+    "EnvTimeoutError",
     "LitSb3Error",
     "MissingPluginError",
     "ModelFileError",
@@ -184,11 +188,61 @@ class PluginError(LitSb3Error):
 
 
 class ConfigurationError(LitSb3Error, ValueError):
-    """Arguments or configuration values that contradict each other or cannot be used."""
+    """Arguments or configuration values that contradict each other or cannot be used.
+
+    Attributes:
+        field: The argument at fault when one is (``"vf_coef"``, ``"policy_kwargs.activation_fn"``), so a
+            loader can name it inside the file it came from; None otherwise.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(message)
+
+
+class DisallowedNameError(ConfigurationError):
+    """A class or function named in a model file, checkpoint, config or CLI flag that is not allowed.
+
+    Names that come from outside resolve through the registry's allow-list only, checked before anything
+    is imported (importing a module runs its code). The message names the field, the value, why it was
+    refused and what is allowed.
+
+    Attributes:
+        kind: What was asked for ("activation", "features_extractor", "optimizer", "policy", ...).
+        field: Where the name was found, e.g. ``"policy_kwargs.activation_fn"``.
+        value: The name as given.
+        allowed: The registered names of that kind.
+    """
+
+    def __init__(self, message: str, *, kind: str, field: str, value: Any, allowed: Sequence[str]) -> None:
+        self.kind = kind
+        self.value = value
+        self.allowed = list(allowed)
+        super().__init__(message, field=field)
 
 
 class EnvError(LitSb3Error, ValueError):
     """An environment (id, instance, factory or vector env) that cannot be used as given."""
+
+
+class EnvTimeoutError(EnvError):
+    """An environment did not return from ``step`` or ``reset`` within ``RLEnvDataModule(step_timeout=...)``.
+
+    Attributes:
+        env_index: the env that hung, when known (its position in the vector env).
+        call: ``"step"`` or ``"reset"``.
+        timeout: the limit, in seconds.
+        step: the vector step (since the vector env was built) at which it hung.
+    """
+
+    def __init__(
+        self, message: str, *, env_index: int | None, call: str, timeout: float, step: int | None = None
+    ) -> None:
+        self.env_index = env_index
+        self.call = call
+        self.timeout = timeout
+        self.step = step
+        super().__init__(message)
 
 
 class NonFiniteError(LitSb3Error, ValueError):
@@ -221,4 +275,16 @@ class NonFiniteError(LitSb3Error, ValueError):
 
 
 class ModelFileError(LitSb3Error, ValueError):
-    """A saved model that cannot be loaded here: corrupt, another algorithm, or other spaces."""
+    """A model file or checkpoint that cannot be loaded: unsafe, corrupt, tampered, another algorithm, other
+    spaces. The message starts with the file and names the field at fault.
+
+    Attributes:
+        path: The file (or URL) as given, when known.
+        field: The entry at fault (``"num_timesteps"``, ``"hyperparameters.policy_kwargs.activation_fn"``,
+            ``"weights.policy.value_net.weight"``), when there is one.
+    """
+
+    def __init__(self, message: str, *, path: Any = None, field: str | None = None) -> None:
+        self.path = None if path is None else str(path)
+        self.field = field
+        super().__init__(message)

@@ -18,6 +18,12 @@ strings, not classes, and import nothing heavy (torch, lightning, gymnasium) in 
 installed plugin is imported whenever the registry is first used, and the classes load only when asked
 for. Hooks only ever gain optional arguments, so an implementation that takes just ``registry`` keeps
 working. A hook whose name core does not know makes the plugin fail to load (it is usually a typo).
+
+The registrations are also the allow-list for names read from outside: a class named in a model file, a
+checkpoint's hyperparameters, a config or a CLI flag (``policy_kwargs.activation_fn: "relu"``,
+``features_extractor_class``, ``optimizer_class``, ``replay_buffer_class``, ``policy``) resolves only to
+what some plugin registered (or to a class of the expected kind that the program has already imported);
+nothing else is imported. Register the classes your plugin's users may name in their files.
 """
 
 from __future__ import annotations
@@ -25,23 +31,35 @@ from __future__ import annotations
 import pluggy
 
 from lit_sb3_core.registry.registrars import (
+    ActivationRegistrar,
     AlgorithmRegistrar,
     BufferRegistrar,
     CallbackRegistrar,
+    FeaturesExtractorRegistrar,
+    OptimizerRegistrar,
     PolicyRegistrar,
+    ScheduleRegistrar,
 )
 
 __all__ = [
+    "ActivationRegistrar",
     "AlgorithmRegistrar",
     "BufferRegistrar",
     "CallbackRegistrar",
+    "FeaturesExtractorRegistrar",
+    "OptimizerRegistrar",
     "PolicyRegistrar",
+    "ScheduleRegistrar",
     "hookimpl",
     "hookspec",
+    "lit_sb3_register_activations",
     "lit_sb3_register_algorithms",
     "lit_sb3_register_buffers",
     "lit_sb3_register_callbacks",
+    "lit_sb3_register_features_extractors",
+    "lit_sb3_register_optimizers",
     "lit_sb3_register_policies",
+    "lit_sb3_register_schedules",
 ]
 
 PROJECT_NAME = "lit_sb3"
@@ -124,4 +142,56 @@ def lit_sb3_register_buffers(registry: BufferRegistrar) -> None:
             def lit_sb3_register_buffers(registry):
                 registry.add("her", "lit_sb3_her.buffer:HerReplayBuffer",
                              description="Hindsight Experience Replay")
+    """
+
+
+@hookspec
+def lit_sb3_register_activations(registry: ActivationRegistrar) -> None:
+    """Register activation classes (``torch.nn.Module`` subclasses) by name, for ``activation_fn``.
+
+    Core registers torch's own (``"relu"``, ``"tanh"``, ``"leakyrelu"``/``"leaky_relu"``, ...). A name
+    registered here may appear in model files, checkpoints and configs.
+
+    Args:
+        registry: Call ``registry.add("swish", "my_pkg.layers:Swish", description="...")``.
+
+    Example:
+        .. code-block:: python
+
+            @hookimpl
+            def lit_sb3_register_activations(registry):
+                registry.add("swish", "my_pkg.layers:Swish", description="x * sigmoid(x)")
+    """
+
+
+@hookspec
+def lit_sb3_register_features_extractors(registry: FeaturesExtractorRegistrar) -> None:
+    """Register features extractor classes by name, for ``features_extractor_class``.
+
+    Core registers ``FlattenExtractor``, ``NatureCNN`` and ``CombinedExtractor``.
+
+    Args:
+        registry: Call ``registry.add("impala_cnn", "my_pkg.nets:ImpalaCNN", description="...")``.
+    """
+
+
+@hookspec
+def lit_sb3_register_optimizers(registry: OptimizerRegistrar) -> None:
+    """Register optimizer classes (``torch.optim.Optimizer`` subclasses) by name, for ``optimizer_class``.
+
+    Core registers torch's own (``"adam"``, ``"adamw"``, ``"rmsprop"``, ``"sgd"``, ...).
+
+    Args:
+        registry: Call ``registry.add("rmsprop_tf_like", "lit_sb3_a2c.rmsprop_tf_like:RMSpropTFLike")``.
+    """
+
+
+@hookspec
+def lit_sb3_register_schedules(registry: ScheduleRegistrar) -> None:
+    """Register schedule classes or functions (of ``progress_remaining``) by name.
+
+    Core registers ``"constant"`` and ``"linear"``.
+
+    Args:
+        registry: Call ``registry.add("cosine", "my_pkg.schedules:cosine_schedule")``.
     """

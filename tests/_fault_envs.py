@@ -233,3 +233,86 @@ class CtrlCAtStep(Healthy):
     def close(self) -> None:
         self.closed = True
         super().close()
+
+
+class HangsAtStep(Healthy):
+    """Blocks forever (a deadlock's stand-in) at its ``at``-th step, only in env ``index`` of an async run
+    (``index=None``: in every process)."""
+
+    def __init__(self, at: int = 5, index: int | None = None, forever: float = 3600.0) -> None:
+        super().__init__()
+        self.at = at
+        self.index = index
+        self.forever = forever
+        self.steps = 0
+
+    def step(self, action: Any) -> Any:
+        self.steps += 1
+        import multiprocessing
+
+        mine = self.index is None or multiprocessing.current_process().name.endswith(f"-{self.index}")
+        if self.steps == self.at and mine:
+            time.sleep(self.forever)
+        return super().step(action)
+
+
+class SpinsAtStep(Healthy):
+    """Loops in Python forever at its ``at``-th step (a busy hang, no system call to interrupt)."""
+
+    def __init__(self, at: int = 5) -> None:
+        super().__init__()
+        self.at = at
+        self.steps = 0
+
+    def step(self, action: Any) -> Any:
+        self.steps += 1
+        while self.steps == self.at:
+            pass
+        return super().step(action)
+
+
+class DiesInWorker(Healthy):
+    """In async worker ``index``, the process kills itself with SIGKILL at step ``at`` (as the OOM killer)."""
+
+    def __init__(self, at: int = 5, index: int = 1) -> None:
+        super().__init__()
+        self.at = at
+        self.index = index
+        self.steps = 0
+
+    def step(self, action: Any) -> Any:
+        self.steps += 1
+        import multiprocessing
+        import signal
+
+        if self.steps == self.at and multiprocessing.current_process().name.endswith(f"-{self.index}"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().step(action)
+
+
+class WrongShapeLater(Healthy):
+    """Right for ``after`` steps, then observations of shape (3,)."""
+
+    def __init__(self, after: int = 12) -> None:
+        super().__init__()
+        self.after = after
+        self.steps = 0
+
+    def step(self, action: Any) -> Any:
+        self.steps += 1
+        obs, *rest = super().step(action)
+        return (obs[:3] if self.steps > self.after else obs, *rest)
+
+
+class ArrayRewardLater(Healthy):
+    """Right for ``after`` steps, then an array reward."""
+
+    def __init__(self, after: int = 12) -> None:
+        super().__init__()
+        self.after = after
+        self.steps = 0
+
+    def step(self, action: Any) -> Any:
+        self.steps += 1
+        obs, reward, *rest = super().step(action)
+        return (obs, np.array([reward, reward]) if self.steps > self.after else reward, *rest)

@@ -231,12 +231,13 @@ def test_a_checkpoint_of_another_algorithm_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake = tmp_path / "other.ckpt"
-    torch.save({"state_dict": {}, "hyper_parameters": {}, "lit_sb3": {"algo": "ppo"}}, fake)
-    code = main(
-        ["test", "--ckpt_path", str(fake), "--model", "lit_sb3_core.RLAlgorithm", "--env", "CartPole-v1"]
-    )
+    box = {"type": "Box", "low": -1.0, "high": 1.0, "shape": [4], "dtype": "float32"}
+    state = {"algo": "ppo", "num_timesteps": 0, "iterations": 0, "n_updates": 0, "observation_space": box}
+    state["action_space"] = {"type": "Discrete", "n": 2, "start": 0}
+    torch.save({"state_dict": {}, "hyper_parameters": {}, "lit_sb3": state}, fake)
+    code = main(["test", "--ckpt_path", str(fake), "--model", "a2c", "--env", "CartPole-v1"])
     assert code == 2
-    assert "holds a 'ppo' model, but --model is lit_sb3_core.RLAlgorithm" in capsys.readouterr().err
+    assert "holds a 'ppo' model, but --model is lit_sb3_a2c.a2c.A2C" in capsys.readouterr().err
     torch.save({"state_dict": {}}, fake)
     assert main(["test", "--ckpt_path", str(fake), "--env", "CartPole-v1"]) == 2
     assert "was not written by a lit-sb3 algorithm" in capsys.readouterr().err

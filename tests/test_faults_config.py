@@ -5,6 +5,7 @@ spaces (test_ppo_spaces.py, test_dqn.py), unknown algorithms and callbacks (test
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -67,8 +68,80 @@ CASES: dict[str, tuple[Callable[[PPO], Any], str]] = {
     "clip_range='fast'": (lambda m: PPO(clip_range="fast"), r"clip_range='fast' is not a valid schedule"),
     "n_steps=0": (lambda m: PPO(n_steps=0), r"n_steps must be a positive integer"),
     "gamma=1.5": (lambda m: PPO(gamma=1.5), r"gamma must be a number in \[0, 1\]"),
-    "batch_size=1": (lambda m: PPO(batch_size=1), r"batch_size must be an integer > 1"),
+    "batch_size=1": (lambda m: PPO(batch_size=1), r"batch_size must be an integer >= 2"),
+    # Every number finite, every range and relation checked (issue 17: accepted silently before).
+    "vf_coef=nan": (lambda m: PPO(vf_coef=float("nan")), r"vf_coef must be a finite number >= 0, got nan"),
+    "ent_coef=inf": (lambda m: PPO(ent_coef=float("inf")), r"ent_coef must be a finite number >= 0, got inf"),
+    "max_grad_norm=-1": (
+        lambda m: PPO(max_grad_norm=-1),
+        r"max_grad_norm must be a finite number > 0 or None, got -1",
+    ),
+    "n_epochs=True": (lambda m: PPO(n_epochs=True), r"n_epochs must be a positive integer, got True"),
+    "normalize_advantage='yes'": (
+        lambda m: PPO(normalize_advantage="yes"),
+        r"normalize_advantage must be True or False, got 'yes'",
+    ),
+    "target_kl=-1": (lambda m: PPO(target_kl=-1.0), r"target_kl must be a finite number > 0 or None"),
+    "gamma=nan": (lambda m: PPO(gamma=float("nan")), r"gamma must be a number in \[0, 1\], got nan"),
+    "sde_sample_freq=-2": (lambda m: PPO(sde_sample_freq=-2), r"sde_sample_freq must be an integer >= -1"),
+    "SAC(batch_size=1000, buffer_size=100)": (
+        lambda m: _algo("SAC")(batch_size=1000, buffer_size=100),
+        r"batch_size=1000 is larger than buffer_size=100",
+    ),
+    "DQN(exploration_fraction=nan)": (
+        lambda m: _algo("DQN")(exploration_fraction=float("nan")),
+        r"exploration_fraction must be a number in \[0, 1\]",
+    ),
+    "DQN(max_grad_norm=0)": (
+        lambda m: _algo("DQN")(max_grad_norm=0),
+        r"max_grad_norm must be a finite number > 0",
+    ),
+    "TD3(target_policy_noise=inf)": (
+        lambda m: _algo("TD3")(target_policy_noise=float("inf")),
+        r"target_policy_noise must be a finite number >= 0, got inf",
+    ),
+    "TD3(policy_delay=0)": (
+        lambda m: _algo("TD3")(policy_delay=0),
+        r"policy_delay must be a positive integer",
+    ),
+    "A2C(rms_prop_eps=-1)": (
+        lambda m: _algo("A2C")(rms_prop_eps=-1.0),
+        r"rms_prop_eps must be a finite number >= 0",
+    ),
+    "TRPO(target_kl=0)": (lambda m: _algo("TRPO")(target_kl=0.0), r"target_kl must be a finite number > 0"),
+    "ARS(n_delta=0)": (lambda m: _algo("ARS")(n_delta=0), r"n_delta must be a positive integer"),
+    "TQC(top_quantiles_to_drop_per_net=-1)": (
+        lambda m: _algo("TQC")(top_quantiles_to_drop_per_net=-1),
+        r"top_quantiles_to_drop_per_net must be a non-negative integer",
+    ),
+    "QRDQN(policy_kwargs n_quantiles=0)": (
+        lambda m: _algo("QRDQN")(env="CartPole-v1", policy_kwargs={"n_quantiles": 0}),
+        r"n_quantiles must be a positive integer",
+    ),
+    "RecurrentPPO(batch_size=1)": (
+        lambda m: _algo("RecurrentPPO")(batch_size=1),
+        r"batch_size must be an integer >= 2 or None",
+    ),
+    "MaskablePPO(use_masking=1)": (
+        lambda m: _algo("MaskablePPO")(use_masking=1),
+        r"use_masking must be True or False",
+    ),
+    "CrossQ(batch_size=1)": (lambda m: _algo("CrossQ")(batch_size=1), r"batch_size must be an integer >= 2"),
+    "step_timeout=0": (
+        lambda m: RLEnvDataModule(train_env="CartPole-v1", step_timeout=0),
+        r"step_timeout must be a positive number of seconds, or None",
+    ),
+    "step_timeout=nan": (
+        lambda m: RLEnvDataModule(train_env="CartPole-v1", step_timeout=float("nan")),
+        r"step_timeout must be a positive number of seconds",
+    ),
 }
+
+
+def _algo(name: str) -> Any:
+    import lit_sb3
+
+    return getattr(lit_sb3, name)
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -77,6 +150,29 @@ def test_bad_configuration_is_a_configuration_error(case: str, model: PPO) -> No
     with pytest.raises(ConfigurationError, match=message) as info:
         call(model)
     assert isinstance(info.value, LitSb3Error) and isinstance(info.value, ValueError)
+
+
+def test_every_bad_value_names_its_argument() -> None:
+    """The shared validators set ``field``, so a loader can say where in a file the value was."""
+    with pytest.raises(ConfigurationError) as info:
+        PPO(vf_coef=float("nan"))
+    assert info.value.field == "vf_coef"
+
+
+def test_a_batch_larger_than_the_rollout_is_refused_when_the_rollout_size_is_known() -> None:
+    model = PPO(n_steps=16, batch_size=10**9)
+    with pytest.raises(
+        ConfigurationError, match=r"batch_size=1000000000 is larger than n_steps \* n_envs=32"
+    ):
+        model.learn(64, env="CartPole-v1", n_envs=2)
+
+
+def test_more_devices_than_cpu_cores_warns() -> None:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    with pytest.warns(
+        UserWarning, match=rf"devices={cores + 6}\) on CPU starts {cores + 6} training processes"
+    ):
+        RLTrainer(max_steps=10, accelerator="cpu", devices=cores + 6, logger=False, strategy="ddp_spawn")
 
 
 @pytest.mark.parametrize(
@@ -121,3 +217,43 @@ def test_an_unknown_policy_alias_is_refused_at_construction(env: str | None) -> 
         PPO("MlpPolicyy", env=env)
     with pytest.raises(KeyError):  # SB3 raises ValueError("Policy MlpPolicyy unknown"); ours is a KeyError
         PPO("MlpPolicyy", env=env)
+
+
+@pytest.mark.parametrize("model", ["os.system", "this.x", "builtins.exec"])
+def test_the_command_line_never_imports_a_model_it_names(
+    model: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from lit_sb3_core.cli.main import main
+
+    imported = "this" in sys.modules
+    assert main(["fit", "--model", model, "--data.train_env", "CartPole-v1", "--trainer.max_steps", "8"]) == 2
+    err = capsys.readouterr().err
+    assert f"--model={model!r} is not allowed" in err and "lit-sb3 algos" in err
+    assert ("this" in sys.modules) == imported
+
+
+def test_a_config_naming_a_class_outside_the_allowed_packages_is_refused_unimported(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from lit_sb3_core.cli.main import main
+
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        "model: PPO\ndata:\n  train_env: CartPole-v1\ntrainer:\n  max_steps: 8\n  logger: false\n"
+        "  callbacks:\n    - class_path: this.Foo\n"
+    )
+    imported = "this" in sys.modules
+    with pytest.raises(SystemExit) as info:  # jsonargparse's parse error: usage and status 2
+        main(["fit", "--config", str(config)])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "Importing 'this.Foo' is not allowed" in err
+    assert ("this" in sys.modules) == imported
+    # --allow-import lets a user name their own package's classes (this one then imports, and has no Foo).
+    with pytest.raises(SystemExit):
+        main(["fit", "--config", str(config), "--allow-import", "this"])
+    assert "Importing 'this.Foo' is not allowed" not in capsys.readouterr().err

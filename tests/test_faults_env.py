@@ -17,7 +17,8 @@ from gymnasium.vector import VectorEnv
 
 from lit_sb3 import PPO, RLEnvDataModule, RLTrainer
 from lit_sb3_core.engine.envs import make_vector_env
-from lit_sb3_core.engine.guards import CheckedEnv, CheckFinite, LitAsyncVectorEnv, observation_problem
+from lit_sb3_core.engine.guards import CheckedEnv, CheckFinite, observation_problem
+from lit_sb3_core.engine.vector_envs import LitAsyncVectorEnv
 from lit_sb3_core.errors import EnvError, LitSb3Error, NonFiniteError
 
 SMALL = {"n_steps": 16, "batch_size": 16, "n_epochs": 1, "seed": 0}
@@ -214,3 +215,104 @@ def test_an_async_worker_exception_that_cannot_cross_processes_is_named() -> Non
 def test_ours_are_lit_sb3_errors_and_value_errors() -> None:
     assert issubclass(EnvError, LitSb3Error) and issubclass(EnvError, ValueError)
     assert issubclass(NonFiniteError, LitSb3Error) and issubclass(NonFiniteError, ValueError)
+
+
+# hangs, dead workers and faults that appear late ---------------------------------------------------------
+
+
+def _fit(env: Any, vectorization: str = "sync", n_envs: int = 2, **datamodule_kwargs: Any) -> PPO:
+    model = PPO(**SMALL)
+    trainer = RLTrainer(max_steps=1000, logger=False, enable_checkpointing=False, enable_progress_bar=False)
+    datamodule = RLEnvDataModule(
+        train_env=env, n_envs=n_envs, vectorization=vectorization, **datamodule_kwargs
+    )  # type: ignore[arg-type]
+    trainer.fit(model, datamodule=datamodule)
+    return model
+
+
+@pytest.mark.parametrize(
+    ("env", "vectorization", "who"),
+    [
+        (lambda: fe.HangsAtStep(at=20), "sync", r"The training env 0 \(HangsAtStep\)"),  # blocked in a sleep
+        (lambda: fe.SpinsAtStep(at=20), "sync", r"The training env 0 \(SpinsAtStep\)"),  # a busy Python loop
+        (lambda: fe.HangsAtStep(at=20, index=1), "async", r"The training env 1 did not return"),
+    ],
+    ids=["sync-blocked", "sync-spinning", "async"],
+)
+def test_an_env_that_hangs_is_stopped_by_step_timeout_and_named(
+    env: Any, vectorization: str, who: str
+) -> None:
+    from lit_sb3_core.errors import EnvTimeoutError
+
+    model = PPO(**SMALL)
+    trainer = RLTrainer(max_steps=1000, logger=False, enable_checkpointing=False, enable_progress_bar=False)
+    datamodule = RLEnvDataModule(train_env=env, n_envs=2, vectorization=vectorization, step_timeout=1.0)  # type: ignore[arg-type]
+    with pytest.raises(
+        EnvTimeoutError, match=rf"{who}.* from step\(\) within step_timeout=1 s.*at vector step 20"
+    ):
+        trainer.fit(model, datamodule=datamodule)
+    # Nothing lost: the model holds its last whole iteration (step 20 is in the second rollout of 16).
+    assert (model.num_timesteps, model.iterations) == (32, 1)
+    assert datamodule._envs == {}, "the hung envs were not closed"
+
+
+def test_a_slow_but_healthy_env_is_not_stopped() -> None:
+    # 60 ms per step, 2 envs stepped one after the other: each vector step takes ~0.12 s, well within the limit.
+    model = PPO(n_steps=8, batch_size=16, n_epochs=1, seed=0)
+    trainer = RLTrainer(max_steps=32, logger=False, enable_checkpointing=False, enable_progress_bar=False)
+    datamodule = RLEnvDataModule(
+        train_env=lambda: fe.SlowAfter(fast_steps=0, delay=0.06), n_envs=2, step_timeout=1.0
+    )
+    trainer.fit(model, datamodule=datamodule)
+    assert model.num_timesteps == 32
+
+
+def test_the_default_step_timeout_is_documented_and_generous() -> None:
+    from lit_sb3_core.engine.vector_envs import DEFAULT_STEP_TIMEOUT_S
+
+    assert RLEnvDataModule(train_env="CartPole-v1").step_timeout == DEFAULT_STEP_TIMEOUT_S == 600.0
+    assert RLEnvDataModule(train_env="CartPole-v1", step_timeout=None).step_timeout is None
+    assert "step_timeout" in (RLEnvDataModule.__doc__ or "")
+
+
+def test_a_killed_async_worker_is_named_with_its_signal() -> None:
+    with pytest.raises(
+        EnvError,
+        match=r"lost a worker during step\(\) at vector step 5: env 1 \(pid \d+\) was killed by SIGKILL "
+        r"\(exit code -9\)",
+    ) as info:
+        _fit_async(lambda: fe.DiesInWorker(at=5, index=1))
+    assert not isinstance(info.value, EOFError)
+
+
+def test_an_error_in_a_sync_env_names_the_env_index_and_the_step() -> None:
+    vec = _second_is(lambda: fe.CrashesAtStep(crash_at=7))
+    vec.reset(seed=0)
+    with pytest.raises(fe.SimulatorCrash) as info:
+        for _ in range(10):
+            vec.step(np.zeros(2, dtype=np.int64))
+    assert info.value.code == 17  # still the env's own exception
+    assert (
+        "lit-sb3: raised by the training env 1 (CrashesAtStep) in step() at vector step 7."
+        in info.value.__notes__
+    )
+
+
+@pytest.mark.parametrize("vectorization", ["sync", "async"])
+def test_an_observation_that_goes_wrong_after_the_first_steps_names_the_env_and_the_step(
+    vectorization: str,
+) -> None:
+    with pytest.raises(
+        EnvError,
+        match=r"training env \d \(WrongShapeLater\) returned an observation that does not match its observation "
+        r"space at (vector step|its step) 13 \(its first steps were fine\): observation has shape \(3,\)",
+    ):
+        _fit(fe.WrongShapeLater, vectorization)
+
+
+def test_a_reward_that_goes_wrong_later_names_the_env_and_the_step() -> None:
+    with pytest.raises(
+        EnvError,
+        match=r"training env 0 \(ArrayRewardLater\) returned a step result that cannot be stored at vector step 13",
+    ):
+        _fit(fe.ArrayRewardLater, n_envs=1)

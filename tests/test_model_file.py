@@ -76,7 +76,7 @@ def test_refusals_say_what_is_wrong(saved, tmp_path: Path) -> None:
         PPO.load(truncated)
     garbage = tmp_path / "garbage.zip"
     garbage.write_bytes(b"not a zip at all" * 10)
-    with pytest.raises(ModelFileError, match="truncated or corrupt"):
+    with pytest.raises(ModelFileError, match="not a zip archive"):
         PPO.load(garbage)
     newer = tmp_path / "newer.zip"
     _rewrite(path, newer, lambda m: {**m, "format_version": 99})
@@ -144,7 +144,7 @@ def test_a_crafted_file_naming_a_function_never_calls_it(saved, tmp_path: Path) 
                 "hyperparameters": {**m["hyperparameters"], field: value},
             },
         )
-        with pytest.raises(ValueError, match=re.escape("must be a subclass of torch.nn")):
+        with pytest.raises(ValueError, match=re.escape("not a subclass of torch.nn")):
             PPO.load(crafted)
     kwargs = {
         "features_extractor_class": "os:system",
@@ -154,6 +154,6 @@ def test_a_crafted_file_naming_a_function_never_calls_it(saved, tmp_path: Path) 
     _rewrite(
         path, crafted, lambda m: {**m, "hyperparameters": {**m["hyperparameters"], "policy_kwargs": kwargs}}
     )
-    with pytest.raises(ValueError, match="features_extractor_class must be a subclass"):
+    with pytest.raises(ValueError, match=r"features_extractor_class=.os:system. is not allowed"):
         PPO.load(crafted)
     assert not marker.exists()

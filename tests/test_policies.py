@@ -21,6 +21,7 @@ from lit_sb3_core.nets.actor_critic import (
     resolve_class,
 )
 from lit_sb3_core.nets.torch_layers import BaseFeaturesExtractor, CombinedExtractor, NatureCNN
+from lit_sb3_core.registry.names import resolve_named_class
 
 torch.set_num_threads(1)
 
@@ -287,11 +288,26 @@ def test_make_optimizer_picks_the_multi_tensor_implementation_unless_told(
     assert {key: optimizer.defaults[key] for key in chosen} == chosen
 
 
-def test_resolve_class_round_trip() -> None:
-    for cls in (nn.ReLU, NatureCNN, CombinedExtractor, torch.optim.RMSprop, TinyExtractor):
-        assert resolve_class(class_to_string(cls)) is cls
-    with pytest.raises(ConfigurationError, match="Cannot resolve"):
-        resolve_class("Unknown")
+@pytest.mark.parametrize(
+    ("kind", "cls"),
+    [
+        ("activation", nn.ReLU),
+        ("activation", nn.Softplus),
+        ("features_extractor", NatureCNN),
+        ("features_extractor", CombinedExtractor),
+        ("features_extractor", TinyExtractor),  # defined here: this module is imported
+        ("optimizer", torch.optim.RMSprop),
+    ],
+)
+def test_class_names_round_trip(kind: str, cls: type) -> None:
+    assert resolve_named_class(kind, class_to_string(cls), field="f") is cls
+
+
+def test_the_deprecated_resolve_class_goes_through_the_allow_list() -> None:
+    with pytest.warns(DeprecationWarning, match="resolve_named_class"):
+        assert resolve_class("relu", "activation_fn") is nn.ReLU
+    with pytest.warns(DeprecationWarning), pytest.raises(ConfigurationError, match="not allowed"):
+        resolve_class("tempfile:mkdtemp", "activation_fn")
 
 
 # gSDE -----------------------------------------------------------------------------------------------

@@ -284,7 +284,7 @@ def test_callbacks_by_name(fake_plugins) -> None:
 
 def test_buffers_by_name(fake_plugins) -> None:
     fake_plugins.add("recurrent", EVERYTHING)
-    assert list_buffers() == ["her"]
+    assert list_buffers() == ["dict_replay_buffer", "her", "replay_buffer"]
     assert get_buffer_class("HER").__name__ == "Her"
 
 

@@ -9,15 +9,20 @@ working and ``--print_config`` shows the resolved values:
 * ``--zoo ENV_ID``: the algorithm's tuned hyperparameters become defaults (a config placed first, so
   later configs and options override them);
 * ``validate``/``test`` need no step budget, and a lit-sb3 checkpoint names its own algorithm, so
-  ``lit-sb3 test --ckpt_path run.ckpt --env CartPole-v1`` needs no ``--model``.
+  ``lit-sb3 test --ckpt_path run.ckpt --env CartPole-v1`` needs no ``--model``;
+* names from configs and flags resolve through the allow-list: ``--model`` must be a registered algorithm
+  (or its class path), and jsonargparse may import class paths (callbacks, loggers, wrappers) only from
+  lit-sb3, its registered plugins, Lightning's callbacks/loggers/strategies/plugins/profilers, torch's
+  ``nn`` and ``optim`` and gymnasium's wrappers, plus packages named with ``--allow-import PKG``. Importing a
+  module runs its code, so a config cannot name an arbitrary one.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-import pickle
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +48,8 @@ lit-sb3 additions:
                         also sets data.train_env. Later options and configs override them.
   --model.help NAME     the algorithm's own options
   --threads N           torch CPU threads (default 1: fastest for small networks)
+  --allow-import PKG    let configs and options name classes from package PKG (your own callbacks or
+                        wrappers); repeatable. Other packages are refused before anything is imported.
 
 examples:
   lit-sb3 fit --model ppo --data.train_env CartPole-v1 --trainer.max_steps 100000
@@ -54,13 +61,87 @@ examples:
 _SPECIAL_CKPT = {"last", "best", "hpc", "registry"}
 
 
+# Packages a config may name classes from (besides lit-sb3 and its registered plugins).
+_IMPORTABLE = (
+    "lightning.pytorch.callbacks",
+    "lightning.pytorch.loggers",
+    "lightning.pytorch.strategies",
+    "lightning.pytorch.plugins",
+    "lightning.pytorch.profilers",
+    "lightning.pytorch.accelerators",
+    "lightning.fabric.plugins",
+    "torch.nn",
+    "torch.optim",
+    "gymnasium.wrappers",
+)
+
+
 def run_lightning(subcommand: str, argv: list[str]) -> int:
     """Run ``lit-sb3 <subcommand> <argv>``; returns the exit status."""
     args, threads = _pop_option(list(argv), "--threads")
+    args, allowed = _pop_all(args, "--allow-import")
     _set_threads(threads)
     _import_registered_algorithms()
-    _make_cli(subcommand, prepare_args(subcommand, args))
+    with _import_policy(allowed):
+        _make_cli(subcommand, prepare_args(subcommand, args))
     return 0
+
+
+@contextmanager
+def _import_policy(extra: list[str]) -> Iterator[None]:
+    """jsonargparse may import class paths only from the allowed packages while the command runs."""
+    from jsonargparse import set_parsing_settings
+
+    for entry in extra:
+        if not all(part.isidentifier() for part in entry.split(".")):
+            raise CliError(f"--allow-import expects a package name such as my_package, got {entry!r}.")
+    allowed = sorted({"lit_sb3_core", "lit_sb3", *_IMPORTABLE, *_plugin_packages(), *extra})
+    settings = _jsonargparse_settings()
+    saved = (
+        {key: settings[key] for key in ("import_path_verdicts", "import_paths_enforced")} if settings else {}
+    )
+    set_parsing_settings(import_path_denylist=["*"], import_path_allowlist=allowed)
+    try:
+        yield
+    finally:
+        if settings:
+            settings.update(saved)
+
+
+def _jsonargparse_settings() -> dict[str, Any] | None:
+    """jsonargparse's global settings, to put the import policy back after the command (tests run many)."""
+    try:
+        from jsonargparse._common import parsing_settings
+    except ImportError:  # pragma: no cover - another jsonargparse layout: the policy then stays set
+        return None
+    return parsing_settings  # type: ignore[no-any-return]
+
+
+def _plugin_packages() -> set[str]:
+    """Top-level packages of every registered target (the plugins' own code)."""
+    from lit_sb3_core.registry.plugins import entries
+
+    kinds = (
+        "algorithm",
+        "policy",
+        "callback",
+        "buffer",
+        "activation",
+        "features_extractor",
+        "optimizer",
+        "schedule",
+    )
+    return {entry.target.partition(":")[0].split(".")[0] for kind in kinds for entry in entries(kind)}
+
+
+def _pop_all(args: list[str], name: str) -> tuple[list[str], list[str]]:
+    """Remove every ``name VALUE`` / ``name=VALUE``; returns the rest and all the values."""
+    values: list[str] = []
+    while True:
+        args, value = _pop_option(args, name)
+        if value is None:
+            return args, values
+        values.append(value)
 
 
 def _set_threads(value: str | None) -> None:
@@ -210,14 +291,21 @@ def _resolve_model_options(args: list[str]) -> list[str]:
 
 
 def resolve_algorithm(value: str) -> str:
-    """A registry or class name as the class path jsonargparse imports; other values are returned as given.
+    """A registry name, class name or class path as the class path jsonargparse imports.
+
+    A class path must be a registered algorithm's (or a subclass of ``RLAlgorithm`` from a module this
+    program has already imported): nothing else is imported.
 
     Raises:
         UnknownNameError: ``value`` looks like a name (no dots) and no plugin registers it.
+        CliError: ``value`` is a class path that is not allowed.
     """
     value = value.strip()
-    if "." in value or value.startswith(("{", "[")) or value.lower() in ("null", "none", ""):
+    if value.startswith(("{", "[")) or value.lower() in ("null", "none", ""):
         return value
+    if "." in value:
+        cls = _algorithm_class(value, "--model")
+        return f"{cls.__module__}.{cls.__qualname__}"
     from lit_sb3_core.errors import UnknownNameError
     from lit_sb3_core.registry.registry import _all_algo_specs, algo_spec
 
@@ -275,11 +363,19 @@ def _zoo_config(class_path: str, env_id: str) -> dict[str, Any]:
 
 
 def _import_class(class_path: str) -> type:
-    module, _, name = class_path.rpartition(".")
+    return _algorithm_class(class_path, "model.class_path")
+
+
+def _algorithm_class(class_path: str, field: str) -> type:
+    """The algorithm class at ``class_path``, through the allow-list (registered algorithms only)."""
+    from lit_sb3_core.errors import DisallowedNameError
+    from lit_sb3_core.registry.names import resolve_named_class
+    from lit_sb3_core.sdk.algorithm import RLAlgorithm
+
     try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as exc:
-        raise CliError(f"cannot import the model class {class_path!r}: {exc}.") from None
+        return resolve_named_class("algorithm", class_path, field=field, base=RLAlgorithm)  # type: ignore[no-any-return]
+    except DisallowedNameError as exc:
+        raise CliError(f"{exc} (See `lit-sb3 algos` for the registered algorithms.)") from None
 
 
 def _merge(target: dict[str, Any], update: dict[str, Any]) -> None:
@@ -326,20 +422,21 @@ def _merge_checkpoint_hparams(cli: Any) -> None:
             "Drop --model (the checkpoint names its algorithm) or pass that algorithm's checkpoint."
         )
     hparams = dict(checkpoint.get("hyper_parameters") or {})
+    from lit_sb3_core.engine.file_checks import check_named_classes
+
+    check_named_classes(_import_class(class_path), hparams, str(ckpt_path), "hyper_parameters.")
     model = {"class_path": class_path, "init_args": hparams}
     cli.config = cli.parser.parse_object({subcommand: {"model": model}}, cli.config)
 
 
 def _read_checkpoint(ckpt_path: str) -> dict[str, Any]:
-    if not Path(ckpt_path).is_file():
-        raise CliError(f"No checkpoint file at {ckpt_path!r} (--ckpt_path).")
-    import torch
+    """The checkpoint, read as every lit-sb3 path reads one (same refusals as ``load_from_checkpoint``)."""
+    from lit_sb3_core.engine.checkpoint_io import read_checkpoint
 
     try:
-        checkpoint = torch.load(ckpt_path, map_location="cpu", weights_only=True)
-    except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError) as exc:
-        raise CliError(f"{ckpt_path!r} is not a readable Lightning checkpoint: {exc}") from None
-    return checkpoint if isinstance(checkpoint, dict) else {}
+        return read_checkpoint(ckpt_path, map_location="cpu")
+    except FileNotFoundError:
+        raise CliError(f"No checkpoint file at {ckpt_path!r} (--ckpt_path).") from None
 
 
 def _checkpoint_state(ckpt_path: str, checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -37,6 +36,8 @@ import torch
 from gymnasium import spaces
 
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
+from lit_sb3_core.foundation.files import write_atomically
 from lit_sb3_core.foundation.spaces import action_dim, describe_space, space_from_json, space_to_json
 
 __all__ = ["DictReplayBuffer", "ReplayBuffer", "ReplaySamples"]
@@ -60,10 +61,18 @@ class ReplaySamples(NamedTuple):
     discounts: torch.Tensor | None = None
 
 
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ConfigurationError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)
+def _space_bytes(space: spaces.Space) -> int:
+    if isinstance(space, spaces.Dict):
+        return sum(_space_bytes(sub) for sub in space.spaces.values())
+    dtype = np.dtype(space.dtype) if space.dtype is not None else np.dtype(np.float32)
+    return int(np.prod(space.shape, dtype=np.float64)) * dtype.itemsize
+
+
+def _physical_memory() -> int | None:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def _obs_arrays(space: spaces.Space, rows: int, n_envs: int) -> dict[str, np.ndarray]:
@@ -109,13 +118,12 @@ class ReplayBuffer:
         gamma: float = 0.99,
         seed: int | None = None,
     ) -> None:
-        _positive_int("buffer_size", buffer_size)
-        self.n_envs = _positive_int("n_envs", n_envs)
-        self.n_steps = _positive_int("n_steps", n_steps)
-        if not 0.0 <= float(gamma) <= 1.0:
-            raise ConfigurationError(f"gamma must be in [0, 1], got {gamma!r}.")
-        self.gamma = float(gamma)
+        check_positive_int("buffer_size", buffer_size)
+        self.n_envs = check_positive_int("n_envs", n_envs)
+        self.n_steps = check_positive_int("n_steps", n_steps)
+        self.gamma = check_fraction("gamma", gamma)
         self.buffer_size = max(int(buffer_size) // self.n_envs, 1)
+        self._check_memory(observation_space, action_space, optimize_memory_usage)
         if optimize_memory_usage and self.buffer_size < 2:
             raise ConfigurationError(
                 "optimize_memory_usage needs room for at least 2 rows (buffer_size >= 2 * n_envs)."
@@ -154,6 +162,22 @@ class ReplayBuffer:
         self.flat_timeouts = self.timeouts.reshape(-1)
         self._n_step_offsets = np.arange(self.n_steps)
         self._n_step_discounts = (self.gamma ** np.arange(self.n_steps)).astype(np.float32)
+
+    def _check_memory(
+        self, observation_space: spaces.Space, action_space: spaces.Space, optimize: bool
+    ) -> None:
+        """Refuse a buffer larger than the machine's memory before allocating it (numpy would reserve it
+        lazily and the run would die later, or a tampered file could ask for a petabyte)."""
+        rows = self.buffer_size * self.n_envs
+        per_row = _space_bytes(observation_space) * (1 if optimize else 2) + 4 * action_dim(action_space) + 12
+        needed, memory = rows * per_row, _physical_memory()
+        if memory is not None and needed > memory:
+            raise ConfigurationError(
+                f"A replay buffer of buffer_size={rows} needs {needed / 2**30:.1f} GiB, more than this machine's "
+                f"{memory / 2**30:.1f} GiB of memory. Lower buffer_size (or store each observation once with "
+                "optimize_memory_usage=True).",
+                field="buffer_size",
+            )
 
     # size -----------------------------------------------------------------------------------------------
     def size(self) -> int:
@@ -399,6 +423,67 @@ class ReplayBuffer:
         self.full = bool(header["full"])
         self.rng.bit_generator.state = header["rng"]
 
+    def storage_targets(self) -> dict[str, np.ndarray]:
+        """The arrays ``restore_storage`` writes into, by the names ``storage_arrays`` saves them under.
+
+        A stored array is checked against its target (shape, dtype, rows) before anything is restored; a
+        subclass that saves more arrays adds their targets here. Arrays with no target are never read (a
+        file of a subclass, such as HER's, loads into its base class).
+        """
+        return {
+            **{f"observations.{k}": a for k, a in self.observations.items()},
+            **{f"next_observations.{k}": a for k, a in (self.next_observations or {}).items()},
+            "actions": self.actions,
+            "rewards": self.rewards,
+            "dones": self.dones,
+            "timeouts": self.timeouts,
+        }
+
+    def _check_stored(self, header: dict[str, Any], arrays: dict[str, np.ndarray], source: str) -> None:
+        """What a file or checkpoint holds fits this buffer: array shapes and dtypes, positions."""
+        stores = self.storage_targets()
+        finals = {f"final_obs.{k}": a for k, a in self.observations.items()}
+        for name, array in arrays.items():
+            store = stores.get(name)
+            if store is None and name in finals:
+                if array.shape[1:] != finals[name].shape[2:]:
+                    raise ConfigurationError(
+                        f"{source} holds {name} of shape {array.shape}, not (n, *observation)."
+                    )
+                continue
+            if store is None:
+                continue  # never read: restore_storage restores only what it has a target for
+            if array.ndim != store.ndim or array.shape[1:] != store.shape[1:] or len(array) > len(store):
+                raise ConfigurationError(
+                    f"{source} holds the replay buffer array {name!r} of shape {array.shape}; this buffer's is "
+                    f"{store.shape} (at most {len(store)} rows)."
+                )
+            if not np.can_cast(array.dtype, store.dtype, casting="same_kind"):
+                raise ConfigurationError(
+                    f"{source} holds {name!r} as {array.dtype}, this buffer needs {store.dtype}."
+                )
+        pos, full = header.get("pos"), header.get("full")
+        if isinstance(pos, bool) or not isinstance(pos, int) or not 0 <= pos < self.buffer_size:
+            raise ConfigurationError(
+                f"{source} holds a replay buffer position {pos!r} outside 0..{self.buffer_size - 1}."
+            )
+        if not isinstance(full, bool):
+            raise ConfigurationError(f"{source} holds full={full!r}, not true or false.")
+        keys = header.get("final_keys", [])
+        if not isinstance(keys, list) or not all(
+            isinstance(k, list) and len(k) == 2 and 0 <= k[0] < self.buffer_size and 0 <= k[1] < self.n_envs
+            for k in keys
+        ):
+            raise ConfigurationError(
+                f"{source} holds final_keys that are not (row, env) positions of this buffer."
+            )
+        if any(len(finals_array) != len(keys) for name, finals_array in arrays.items() if name in finals):
+            raise ConfigurationError(
+                f"{source} holds a different number of final observations than final_keys."
+            )
+        if not isinstance(header.get("rng"), dict):
+            raise ConfigurationError(f"{source} holds no valid random generator state.")
+
     def _check_compatible(self, header: dict[str, Any], source: str) -> None:
         checks = [
             ("observation_space", space_to_json(self.observation_space), describe_space),
@@ -426,21 +511,12 @@ class ReplayBuffer:
         target = Path(path)
         if target.suffix != ".npz":
             target = target.with_name(target.name + ".npz")
-        target.parent.mkdir(parents=True, exist_ok=True)
         header = np.frombuffer(json.dumps(self.storage_header()).encode(), dtype=np.uint8)
-        # Write beside the target and rename into place: a failed save (full disk, interrupt) keeps the
+        # Written beside the target and renamed into place: a failed save (full disk, interrupt) keeps the
         # previous file as it was and leaves no partial file behind.
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                arrays: dict[str, Any] = {_HEADER: header, **self.storage_arrays()}
-                np.savez(handle, **arrays)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp_name, target)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
+        write_atomically(
+            target, lambda handle: np.savez(handle, **{_HEADER: header}, **self.storage_arrays())
+        )
         return target
 
     @classmethod
@@ -457,21 +533,35 @@ class ReplayBuffer:
                 arrays = {name: data[name] for name in data.files if name != _HEADER}
         except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
             raise ConfigurationError(f"{str(path)!r} is not a lit-sb3 replay buffer file ({exc}).") from None
+        if not isinstance(header, dict) or not isinstance(header.get("format", 0), int):
+            raise ConfigurationError(
+                f"{str(path)!r} is not a lit-sb3 replay buffer file (its header is no dict)."
+            )
         if header.get("format", 0) > _FORMAT:
             raise ConfigurationError(
                 f"{str(path)!r} uses a newer replay buffer format; upgrade lit-sb3-core."
             )
-        buffer = cls(
-            header["buffer_size"],
-            space_from_json(header["observation_space"]),
-            space_from_json(header["action_space"]),
-            device=device,
-            n_envs=header["n_envs"],
-            optimize_memory_usage=header["optimize_memory_usage"],
-            handle_timeout_termination=header["handle_timeout_termination"],
-            n_steps=header["n_steps"],
-            gamma=header["gamma"],
-        )
+        try:
+            buffer = cls(
+                header["buffer_size"],
+                space_from_json(header["observation_space"]),
+                space_from_json(header["action_space"]),
+                device=device,
+                n_envs=header["n_envs"],
+                optimize_memory_usage=header["optimize_memory_usage"],
+                handle_timeout_termination=header["handle_timeout_termination"],
+                n_steps=header["n_steps"],
+                gamma=header["gamma"],
+            )
+        except KeyError as exc:
+            raise ConfigurationError(
+                f"{str(path)!r} is not a lit-sb3 replay buffer file (no {exc} in its header)."
+            ) from None
+        except (ValueError, TypeError) as exc:  # ConfigurationError included: a value the buffer refuses
+            raise ConfigurationError(
+                f"{str(path)!r} holds a replay buffer that cannot be rebuilt: {exc}"
+            ) from None
+        buffer._check_stored(header, arrays, repr(str(path)))
         buffer.restore_storage(header, arrays)
         return buffer
 
@@ -485,9 +575,15 @@ class ReplayBuffer:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        header = state["header"]
+        header, tensors = state.get("header"), state.get("arrays")
+        if not isinstance(header, dict) or not isinstance(tensors, dict):
+            raise ConfigurationError("The checkpoint's replay buffer entry has no header and arrays.")
         self._check_compatible(header, "The checkpoint")
-        self.restore_storage(header, {name: tensor.numpy() for name, tensor in state["arrays"].items()})
+        arrays = {
+            name: tensor.numpy() for name, tensor in tensors.items() if isinstance(tensor, torch.Tensor)
+        }
+        self._check_stored(header, arrays, "The checkpoint")
+        self.restore_storage(header, arrays)
 
     def __repr__(self) -> str:
         return (

@@ -17,6 +17,7 @@ from lit_sb3_core.engine.envs import EnvSource, WrapperLike, make_vector_env
 from lit_sb3_core.engine.episodes import RecordInnerEpisodeStatistics, records_episodes
 from lit_sb3_core.engine.guards import CheckFinite
 from lit_sb3_core.engine.vec_env_views import find_vec_wrapper
+from lit_sb3_core.engine.vector_envs import DEFAULT_STEP_TIMEOUT_S, check_step_timeout
 from lit_sb3_core.errors import ConfigurationError
 
 Stage = Literal["fit", "validate", "test", "predict"]
@@ -82,6 +83,14 @@ class RLEnvDataModule(L.LightningDataModule):
             sits on the raw game, where SB3 puts ``Monitor``). ``ALE/*-v5`` ids are made with
             ``frameskip=1`` (the wrapper skips and max-pools) and keep their sticky actions. Applied
             before ``wrappers``. Needs the ``atari`` extra.
+        step_timeout: seconds one vector ``step`` or ``reset`` may take before the env counts as hung and
+            the run stops with an ``EnvTimeoutError`` naming the env, the call and the step (async:
+            gymnasium's own timeout, the workers are terminated; sync: a watchdog thread interrupts the
+            main thread with ``SIGALRM``). Default ten minutes (``DEFAULT_STEP_TIMEOUT_S``): far beyond a
+            healthy step, even a slow simulator's; ``None`` waits forever. Not applied to
+            ``vectorization="envpool"``'s training env: its envs are envpool's own C++ simulators, which
+            run none of your Python code and step in envpool's threads (nothing a watchdog could
+            interrupt, and no worker process to lose); its evaluation envs (gymnasium sync) get it.
     """
 
     def __init__(
@@ -99,6 +108,7 @@ class RLEnvDataModule(L.LightningDataModule):
         normalize: bool | str | dict[str, Any] = False,
         check_finite: bool = False,
         atari: bool | dict[str, Any] = False,
+        step_timeout: float | None = DEFAULT_STEP_TIMEOUT_S,
     ) -> None:
         super().__init__()
         if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
@@ -129,6 +139,10 @@ class RLEnvDataModule(L.LightningDataModule):
             )
         self.check_finite = bool(check_finite)
         self.atari = parse_atari(atari)
+        try:
+            self.step_timeout = check_step_timeout(step_timeout)
+        except ValueError as exc:
+            raise ConfigurationError(str(exc), field="step_timeout") from None
         self._envs: dict[Stage, VectorEnv] = {}
 
     # environments ---------------------------------------------------------------------------------
@@ -166,7 +180,13 @@ class RLEnvDataModule(L.LightningDataModule):
             env = self._envpool_env(source)
         elif stage == "fit":
             env = make_vector_env(
-                source, self.n_envs, self.vectorization, env_kwargs, wrappers, role="training"
+                source,
+                self.n_envs,
+                self.vectorization,
+                env_kwargs,
+                wrappers,
+                role="training",
+                step_timeout=self.step_timeout,
             )
         if stage == "fit":
             if self.check_finite:
@@ -177,7 +197,15 @@ class RLEnvDataModule(L.LightningDataModule):
             env = stats(env, buffer_length=EPISODE_STATS_WINDOW)
         else:
             n_envs = self.n_eval_envs if not isinstance(source, VectorEnv) else source.num_envs
-            env = make_vector_env(source, n_envs, "sync", env_kwargs, wrappers, role="evaluation")
+            env = make_vector_env(
+                source,
+                n_envs,
+                "sync",
+                env_kwargs,
+                wrappers,
+                role="evaluation",
+                step_timeout=self.step_timeout,
+            )
             if self.check_finite:
                 env = CheckFinite(env, role="evaluation")
         self._envs[stage] = env

@@ -13,6 +13,10 @@ reward clipping, frame stack). Whole games are recorded from envpool's ``info["r
 ``info["terminated"]`` (game over) and reported as ``info["final_info"]["episode"]``, as the gymnasium
 path's recorder does; their lengths are agent steps × ``frame_skip`` (frames, without the reset no-ops).
 
+``RLEnvDataModule(step_timeout=)`` does not wrap this env: envpool's simulators are its own C++ code, run
+in its own threads (no user Python that could hang, no worker process that could die unseen); the
+gymnasium evaluation envs beside it keep the timeout.
+
 This module imports envpool only when an env is built (the ``envpool`` extra).
 """
 

@@ -20,8 +20,9 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from lit_sb3_core.engine.atari import require_atari
-from lit_sb3_core.engine.guards import CheckedEnv, LitAsyncVectorEnv
+from lit_sb3_core.engine.guards import CheckedEnv
 from lit_sb3_core.engine.vec_env_views import as_vector_env, is_sb3_vec_env
+from lit_sb3_core.engine.vector_envs import LitAsyncVectorEnv, LitSyncVectorEnv
 
 EnvSource = str | gym.Env | Callable[[], gym.Env] | VectorEnv
 WrapperLike = Callable[[gym.Env], gym.Env]
@@ -110,13 +111,15 @@ def make_vector_env(
     wrappers: Sequence[WrapperLike] = (),
     render_mode: str | None = None,
     role: str = "",
+    step_timeout: float | None = None,
 ) -> VectorEnv:
     """A SAME_STEP-autoreset vector env of ``n_envs`` copies of ``source``.
 
     Each single env is wrapped in ``CheckedEnv`` (its first reset and step are checked against the
-    Gymnasium API and its observation space; ``role`` names the envs in those messages), and async
-    workers re-raise their exceptions as themselves, naming the worker (``LitAsyncVectorEnv``). An SB3
-    ``VecEnv`` is viewed as a gymnasium vector env and used as it is.
+    Gymnasium API and its observation space; ``role`` names the envs in those messages). The vector env is
+    a ``LitSyncVectorEnv`` or ``LitAsyncVectorEnv``: errors name the env and the step, a dead async worker
+    its exit code, and ``step_timeout`` (seconds, None: no limit) stops an env that hangs. A ``VectorEnv``
+    passed in is returned as it is; an SB3 ``VecEnv`` is viewed as a gymnasium vector env and used as it is.
     """
     if is_sb3_vec_env(source):
         source = as_vector_env(source)
@@ -141,7 +144,7 @@ def make_vector_env(
         for wrapper in wrappers:
             env = wrapper(env)
         checked = CheckedEnv(env, 0, role)
-        return gym.vector.SyncVectorEnv([lambda: checked], autoreset_mode=AutoresetMode.SAME_STEP)
+        return LitSyncVectorEnv([lambda: checked], step_timeout, role, autoreset_mode=AutoresetMode.SAME_STEP)
     if not (isinstance(source, str) or callable(source)):
         raise TypeError(
             f"Cannot build an environment from {type(source).__name__}: pass an env id (str), a gymnasium.Env, "
@@ -150,9 +153,9 @@ def make_vector_env(
     factory = EnvFactory(source, env_kwargs, wrappers, render_mode)
     fns = [_CheckedFactory(factory, i, role, in_worker=vectorization == "async") for i in range(n_envs)]
     if vectorization == "sync":
-        return gym.vector.SyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+        return LitSyncVectorEnv(fns, step_timeout, role, autoreset_mode=AutoresetMode.SAME_STEP)
     if vectorization == "async":
-        return LitAsyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+        return LitAsyncVectorEnv(fns, step_timeout, role, autoreset_mode=AutoresetMode.SAME_STEP)
     raise ValueError(f"vectorization must be 'sync' or 'async', got {vectorization!r}.")
 
 
@@ -170,7 +173,8 @@ def make_vector_env_from_fns(
     in_worker = vectorization == "async"
     fns = [_CheckedFactory(EnvFactory(fn), i, role, in_worker=in_worker) for i, fn in enumerate(env_fns)]
     if vectorization == "sync":
-        env = gym.vector.SyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+        # No step_timeout: SB3's DummyVecEnv/SubprocVecEnv have none; errors still name the env and step.
+        env = LitSyncVectorEnv(fns, None, role, autoreset_mode=AutoresetMode.SAME_STEP)
         if len({id(sub.unwrapped) for sub in env.envs}) != len(env.envs):
             env.close()
             raise ValueError(
@@ -179,5 +183,5 @@ def make_vector_env_from_fns(
             )
         return env
     if vectorization == "async":
-        return LitAsyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP, context=context)
+        return LitAsyncVectorEnv(fns, None, role, autoreset_mode=AutoresetMode.SAME_STEP, context=context)
     raise ValueError(f"vectorization must be 'sync' or 'async', got {vectorization!r}.")

@@ -6,8 +6,10 @@
   Lightning's status (1 after Ctrl+C; a ``SIGTERMException``, a ``SystemExit``, after SIGTERM).
 * ``diagnose_non_finite``: turn torch's "probability tensor contains either inf, nan" (raised deep in a
   distribution when NaN reaches the policy) into a ``NonFiniteError`` that says where the NaN came from.
-* ``unsafe_checkpoint_error``: a checkpoint that ``torch.load(weights_only=True)`` refuses (it holds
-  pickled code, not just tensors and plain values) becomes a ``ModelFileError`` that says so.
+* ``BudgetSpentAtStart``: resuming a run whose budget is spent trains nothing (not one more iteration).
+
+Unsafe and damaged checkpoints are refused where every checkpoint is read,
+:func:`lit_sb3_core.engine.checkpoint_io.read_checkpoint`.
 
 On-policy rollouts also poll Lightning's SIGTERM flag at every environment step (single-process runs), so a
 SIGTERM stops a long rollout at the next step instead of after it; the step counter is rolled back to the
@@ -17,7 +19,6 @@ start of the unfinished rollout, so the checkpoint describes the last complete i
 from __future__ import annotations
 
 import logging
-import pickle
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,9 @@ import torch
 from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 
 from lit_sb3_core.engine.lightning_internals import SIGTERMException
-from lit_sb3_core.errors import ModelFileError, NonFiniteError
+from lit_sb3_core.errors import NonFiniteError
 
-__all__ = ["INTERRUPTED_CHECKPOINT", "InterruptCheckpoint", "diagnose_non_finite", "unsafe_checkpoint_error"]
+__all__ = ["INTERRUPTED_CHECKPOINT", "BudgetSpentAtStart", "InterruptCheckpoint", "diagnose_non_finite"]
 
 _log = logging.getLogger("lit_sb3_core")
 
@@ -126,16 +127,22 @@ def diagnose_non_finite(model: Any, exc: BaseException) -> NonFiniteError | None
     return None
 
 
-def unsafe_checkpoint_error(path: Any, exc: BaseException) -> ModelFileError | None:
-    """``ModelFileError`` for a checkpoint that ``weights_only`` loading refused; None for other errors."""
-    if not isinstance(exc, pickle.UnpicklingError):
-        return None
-    detail = next(
-        (line.strip() for line in str(exc).splitlines() if "GLOBAL" in line or "global" in line), ""
-    )
-    return ModelFileError(
-        f"Refused to load the checkpoint {str(path)!r}: it holds pickled objects other than tensors and plain "
-        f"values, which could run code when loaded{f' ({detail})' if detail else ''}. lit-sb3 checkpoints "
-        "load with weights_only=True; if you wrote this file yourself and trust it, load it with "
-        "weights_only=False."
-    )
+class BudgetSpentAtStart(Callback):
+    """Stop ``fit`` before its first iteration when the step budget is already spent.
+
+    Resuming a finished run (``ckpt_path=`` of a run that reached ``max_steps``) would otherwise collect and
+    train one more iteration before the budget check at its end. ``RLTrainer`` installs this callback.
+    """
+
+    def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+        total = getattr(trainer, "rl_total_timesteps", None)
+        done = int(getattr(pl_module, "num_timesteps", 0))
+        if total is not None and done >= total:
+            trainer.should_stop = True
+            if trainer.is_global_zero:
+                _log.info(
+                    "lit-sb3: the run has already taken %d of its %d environment steps; nothing to train. Raise "
+                    "RLTrainer(max_steps=...) to train further.",
+                    done,
+                    total,
+                )

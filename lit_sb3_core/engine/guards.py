@@ -11,16 +11,14 @@ Two kinds of checks, both wrappers, none of them costing anything per step unles
   step's observations, rewards and actions for NaN and infinity, naming the env index and the action that
   produced the value. It costs one ``np.isfinite`` per array per vector step.
 
-``LitAsyncVectorEnv`` is gymnasium's ``AsyncVectorEnv`` with one change: an exception raised inside a
-worker comes back as the *original* exception object (its type, arguments and attributes), with notes
-naming the worker index and carrying the worker's traceback, instead of ``type(error)(error)``.
+The vector envs themselves (errors that name the env and the step, step timeouts, dead async workers)
+are in :mod:`lit_sb3_core.engine.vector_envs`.
 
 This module imports gymnasium and numpy only: async workers started with the spawn method import it.
 """
 
 from __future__ import annotations
 
-import logging
 import pickle
 from collections.abc import Mapping
 from typing import Any
@@ -28,14 +26,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AsyncVectorEnv, VectorEnv, VectorWrapper
-from gymnasium.vector.async_vector_env import AsyncState
+from gymnasium.vector import VectorEnv, VectorWrapper
 
 from lit_sb3_core.errors import EnvError, NonFiniteError
 
-__all__ = ["CheckFinite", "CheckedEnv", "LitAsyncVectorEnv", "observation_problem"]
+__all__ = ["CheckFinite", "CheckedEnv", "env_name", "observation_problem"]
 
-_log = logging.getLogger(__name__)
 
 _NEW_API = (
     "Gymnasium's API is reset(*, seed=None, options=None) -> (observation, info) and "
@@ -47,7 +43,8 @@ _PORT_HINT = (
 )
 
 
-def _env_name(env: gym.Env) -> str:
+def env_name(env: gym.Env) -> str:
+    """The env's class, and its id when it has one: ``TimeLimit`` hides nothing, ``CartPole (CartPole-v1)``."""
     spec = getattr(env, "spec", None)
     if spec is not None and getattr(spec, "id", None):
         return f"{type(env.unwrapped).__name__} ({spec.id})"
@@ -156,7 +153,7 @@ class CheckedEnv(gym.Wrapper):
 
     def _where(self) -> str:
         role = f"{self.role} " if self.role else ""
-        return f"{role}env {self.index} ({_env_name(self.env)})"
+        return f"{role}env {self.index} ({env_name(self.env)})"
 
     def _transportable(self, exc: Exception) -> Exception | None:
         """In a worker, an ``EnvError`` standing in for ``exc`` when ``exc`` cannot be rebuilt after pickling."""
@@ -217,6 +214,8 @@ class CheckedEnv(gym.Wrapper):
                 raise stand_in from None
             raise
         if self._step_checked:
+            if self.in_worker:  # next to a pipe round trip, a shape check costs nothing noticeable
+                self._check_later_observation(result)
             return result
         if not isinstance(result, tuple) or len(result) != 5:
             if isinstance(result, tuple) and len(result) == 4:
@@ -250,9 +249,20 @@ class CheckedEnv(gym.Wrapper):
                 f"The {self._where()} returned info={_describe_value(info)} from step(); it must be a dict."
             )
         self._step_checked = True
+        self._steps = 1
         if not self.in_worker:
             self.step = self.env.step  # type: ignore[method-assign]
         return result
+
+    def _check_later_observation(self, result: Any) -> None:
+        self._steps += 1
+        observation = result[0] if isinstance(result, tuple) and result else None
+        problem = observation_problem(self.observation_space, observation)
+        if problem:
+            raise EnvError(
+                f"The {self._where()} returned an observation that does not match its observation space at its "
+                f"step {self._steps} (its first steps were fine): {problem}. Fix what step() returns."
+            )
 
 
 def _non_finite(value: Any) -> np.ndarray | None:
@@ -351,37 +361,3 @@ class CheckFinite(VectorWrapper):
                 if _non_finite(batch) is not None:
                     self._raise("final observation", np.array([i]), final, actions, when)
         return observations, rewards, terminated, truncated, infos
-
-
-class LitAsyncVectorEnv(AsyncVectorEnv):
-    """``AsyncVectorEnv`` that re-raises a worker's exception as itself, noting the worker and its traceback.
-
-    Gymnasium raises ``type(error)(error)``: the type survives but the object does not (attributes are lost,
-    and exception classes with required arguments fail to rebuild), and the worker index only reaches the
-    log. Here the original exception object is raised, with notes naming the worker and the traceback from
-    inside the worker.
-    """
-
-    def _raise_if_errors(self, successes: Any) -> None:
-        successes = list(successes)
-        if all(successes):
-            return
-        errors = []
-        for _ in range(self.num_envs - sum(successes)):
-            index, exctype, value, trace = self.error_queue.get()
-            self.parent_pipes[index].close()
-            self.parent_pipes[index] = None  # type: ignore[call-overload]  # as gymnasium's own error path does
-            errors.append((index, exctype, value, trace))
-        self._state = AsyncState.DEFAULT
-        for index, _, _, trace in errors[:-1]:
-            _log.error("AsyncVectorEnv worker %d failed too:\n%s", index, trace)
-        index, exctype, value, trace = errors[-1]
-        error = value if isinstance(value, BaseException) else exctype(value)
-        others = [i for i, *_ in errors[:-1]]
-        error.add_note(
-            f"lit-sb3: raised in AsyncVectorEnv worker {index} (env index {index})"
-            + (f"; workers {others} failed as well" if others else "")
-            + ". The worker's traceback:\n"
-            + trace.rstrip()
-        )
-        raise error

@@ -9,14 +9,20 @@ Layout of ``model.zip``::
     optimizers.safetensors every optimizer's per-parameter state, keys ``<i>/<param>/<name>``
 
 Writes go to a temporary file beside the target and are renamed into place, so a failed save (a full
-disk, an interrupt) leaves the previous file as it was.
+disk, an interrupt) leaves the previous file as it was (:mod:`lit_sb3_core.foundation.files`).
+
+Reading checks everything the file declares before using it: the size of every member, the shape and
+dtype of every tensor against the model the metadata describes (built on the meta device), and every
+metadata field; a failure is a :class:`~lit_sb3_core.errors.ModelFileError` naming the file and the
+field.
 """
 
 from __future__ import annotations
 
+import copy
 import json
-import os
-import tempfile
+import logging
+import math
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +33,20 @@ from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
 from lit_sb3_core._version import __version__
+from lit_sb3_core.engine.file_checks import (
+    check_counter,
+    check_named_classes,
+    check_normalization,
+    check_param_groups,
+    check_spaces,
+    check_state_against,
+    check_tensor_values,
+    rebuild_error,
+    refuse,
+)
 from lit_sb3_core.engine.protocol import RLModel
-from lit_sb3_core.errors import ModelFileError
+from lit_sb3_core.errors import ConfigurationError, ModelFileError
+from lit_sb3_core.foundation.files import write_atomically
 from lit_sb3_core.foundation.spaces import describe_space, space_from_json, space_to_json
 
 __all__ = ["FORMAT_VERSION", "ModelFile", "load", "load_model", "read_model_file", "save_model"]
@@ -39,6 +57,8 @@ _WEIGHTS = "model.safetensors"
 _OPTIMIZERS = "optimizers.safetensors"
 # metadata.json holds hyperparameters and spaces: kilobytes. A larger one is damaged or a decompression bomb.
 _MAX_METADATA_BYTES = 16 * 2**20
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -110,25 +130,61 @@ def save_model(model: RLModel, path: str | Path) -> Path:
     }
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     target = _with_suffix(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-                archive.writestr(_METADATA, json.dumps(metadata, indent=2))
-                archive.writestr(_WEIGHTS, save_safetensors(state))
-                archive.writestr(_OPTIMIZERS, save_safetensors(optimizer_tensors))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+
+    def write(handle: Any) -> None:
+        with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(_METADATA, json.dumps(metadata, indent=2))
+            archive.writestr(_WEIGHTS, save_safetensors(state))
+            archive.writestr(_OPTIMIZERS, save_safetensors(optimizer_tensors))
+
+    write_atomically(target, write)
     return target
 
 
 def read_model_file(path: str | Path) -> ModelFile:
-    """Decode a model file, refusing missing, empty, corrupt and newer-format files with a clear message."""
+    """Decode a model file, refusing missing, empty, corrupt, tampered and newer-format files clearly.
+
+    Every zip member's declared size, every tensor's declared shape and every metadata field is checked
+    before anything is read into memory (see :func:`load_model` for the checks against the model).
+    """
+    archive = _inspect(path)
+    state = _read_tensors(archive, _WEIGHTS, "weights.")
+    optimizer_tensors = _read_tensors(archive, _OPTIMIZERS, "optimizer_state.")
+    return ModelFile(archive.metadata, state, _optimizer_states(archive, optimizer_tensors))
+
+
+@dataclass
+class _Archive:
+    """An opened model file: its validated metadata and the tensors its members declare (nothing read)."""
+
+    source: str
+    path: Path
+    metadata: dict[str, Any]
+    declared: dict[str, dict[str, tuple[tuple[int, ...], torch.dtype]]]  # member -> name -> (shape, dtype)
+
+
+# safetensors dtype codes -> (torch dtype, bytes per element)
+_DTYPES: dict[str, tuple[torch.dtype, int]] = {
+    "F64": (torch.float64, 8),
+    "F32": (torch.float32, 4),
+    "F16": (torch.float16, 2),
+    "BF16": (torch.bfloat16, 2),
+    "I64": (torch.int64, 8),
+    "I32": (torch.int32, 4),
+    "I16": (torch.int16, 2),
+    "I8": (torch.int8, 1),
+    "U8": (torch.uint8, 1),
+    "BOOL": (torch.bool, 1),
+}
+# A safetensors header lists names, dtypes and shapes: kilobytes.
+_MAX_HEADER_BYTES = 16 * 2**20
+# Trained weights barely compress; a member that inflates more than this (and to more than the floor) is
+# a decompression bomb, whatever shapes it declares.
+_MAX_INFLATION = 200
+_INFLATION_FLOOR_BYTES = 64 * 2**20
+
+
+def _inspect(path: str | Path) -> _Archive:
     given = str(path)
     candidate = Path(path)
     if not candidate.exists() and not candidate.suffix:
@@ -136,33 +192,48 @@ def read_model_file(path: str | Path) -> ModelFile:
     if not candidate.exists():
         raise FileNotFoundError(f"No model file at {given!r}.")
     if candidate.is_dir():
-        raise ModelFileError(f"{given!r} is a directory, not a model file.")
+        raise refuse(given, None, "is a directory, not a model file.")
     if candidate.stat().st_size == 0:
-        raise ModelFileError(f"The model file {given!r} is empty (0 bytes): the save that wrote it failed.")
+        raise refuse(given, None, "is empty (0 bytes): the save that wrote it failed.")
+    with candidate.open("rb") as handle:
+        head = handle.read(4)
+    if head != b"PK\x03\x04":
+        raise refuse(given, None, f"is not a model file: it is not a zip archive (it starts with {head!r}).")
     try:
         with zipfile.ZipFile(candidate) as archive:
             names = set(archive.namelist())
             missing = {_METADATA, _WEIGHTS} - names
             if missing and {"data", "policy.pth"} <= names:
-                raise ModelFileError(
-                    f"{given!r} is a Stable-Baselines3 model file (its weights are pickled torch files, which "
-                    "lit-sb3 never unpickles). Load it with stable_baselines3, then copy the weights: "
+                raise refuse(
+                    given,
+                    None,
+                    "is a Stable-Baselines3 model file (its weights are pickled torch files, which lit-sb3 "
+                    "never unpickles). Load it with stable_baselines3, then copy the weights: "
                     "model.policy.load_state_dict(sb3_model.policy.state_dict()) where the policies match, "
-                    "and save it with lit-sb3."
+                    "and save it with lit-sb3.",
                 )
             if missing:
-                raise ModelFileError(
-                    f"{given!r} is a zip file but not a lit-sb3 model file (missing {sorted(missing)})."
+                raise refuse(
+                    given, None, f"is a zip file but not a lit-sb3 model file (missing {sorted(missing)})."
                 )
-            if archive.getinfo(_METADATA).file_size > _MAX_METADATA_BYTES:
-                raise ModelFileError(
-                    f"{given!r} is not a valid lit-sb3 model file: its metadata.json would unpack to "
-                    f"{archive.getinfo(_METADATA).file_size} bytes (at most {_MAX_METADATA_BYTES} are read)."
+            info = archive.getinfo(_METADATA)
+            if info.file_size > _MAX_METADATA_BYTES:
+                raise refuse(
+                    given,
+                    _METADATA,
+                    f"would unpack to {info.file_size} bytes (at most {_MAX_METADATA_BYTES} are read): "
+                    "the file is damaged or a decompression bomb.",
                 )
+            for name in (_METADATA, _WEIGHTS, _OPTIMIZERS):
+                if name in names:
+                    _check_member_size(archive.getinfo(name), given)
             metadata = json.loads(archive.read(_METADATA))
             _check_metadata(metadata, given)
-            state = load_safetensors(archive.read(_WEIGHTS))
-            optimizer_tensors = load_safetensors(archive.read(_OPTIMIZERS)) if _OPTIMIZERS in names else {}
+            declared = {
+                name: _declared_tensors(archive, archive.getinfo(name), given)
+                for name in (_WEIGHTS, _OPTIMIZERS)
+                if name in names
+            }
     except ModelFileError:
         raise
     except (
@@ -171,61 +242,233 @@ def read_model_file(path: str | Path) -> ModelFile:
         json.JSONDecodeError,
         UnicodeDecodeError,
         ValueError,
-        KeyError,
         OSError,
     ) as exc:
-        raise ModelFileError(
-            f"The model file {given!r} is truncated or corrupt ({type(exc).__name__}: {exc})."
-        ) from None
+        raise refuse(given, None, f"is truncated or corrupt ({type(exc).__name__}: {exc}).") from None
+    return _Archive(given, candidate, metadata, declared)
+
+
+def _check_member_size(info: zipfile.ZipInfo, source: str) -> None:
+    if info.file_size > _INFLATION_FLOOR_BYTES and info.file_size > _MAX_INFLATION * max(
+        info.compress_size, 1
+    ):
+        raise refuse(
+            source,
+            info.filename,
+            f"would inflate from {info.compress_size} to {info.file_size} bytes ({_MAX_INFLATION}x at most is "
+            "read): the file is a decompression bomb, not saved weights.",
+        )
+
+
+def _declared_tensors(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str
+) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """Names, shapes and dtypes a safetensors member declares, checked against the member's own size."""
+    member = info.filename
+    if info.file_size < 8:
+        raise refuse(source, member, f"is {info.file_size} bytes, too short for a safetensors payload.")
+    with archive.open(info) as handle:
+        header_size = int.from_bytes(handle.read(8), "little")
+        if header_size > min(_MAX_HEADER_BYTES, info.file_size - 8):
+            raise refuse(
+                source,
+                member,
+                f"is truncated or corrupt, or not a safetensors payload: it declares a {header_size}-byte "
+                f"header in {info.file_size} bytes.",
+            )
+        try:
+            header = json.loads(handle.read(header_size))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise refuse(
+                source,
+                member,
+                "is truncated or corrupt, or not a safetensors payload (its header is not JSON).",
+            ) from None
+    if not isinstance(header, dict):
+        raise refuse(source, member, "is not a safetensors payload (its header is not a JSON object).")
+    data_size = info.file_size - 8 - header_size
+    declared: dict[str, tuple[tuple[int, ...], torch.dtype]] = {}
+    end_of_data = 0
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        where = f"{member}[{name!r}]"
+        if not isinstance(entry, dict) or entry.get("dtype") not in _DTYPES:
+            raise refuse(source, where, f"has no known dtype (one of {sorted(_DTYPES)}).")
+        dtype, itemsize = _DTYPES[entry["dtype"]]
+        shape, offsets = entry.get("shape"), entry.get("data_offsets")
+        if not (
+            isinstance(shape, list)
+            and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
+        ):
+            raise refuse(source, where, f"has an invalid shape {shape!r}.")
+        if not (
+            isinstance(offsets, list)
+            and len(offsets) == 2
+            and all(isinstance(o, int) and o >= 0 for o in offsets)
+        ):
+            raise refuse(source, where, f"has invalid data offsets {offsets!r}.")
+        count = math.prod(shape)
+        begin, end = offsets
+        if end - begin != count * itemsize or end > data_size:
+            raise refuse(
+                source,
+                where,
+                f"declares shape {shape} ({count * itemsize} bytes) but spans bytes {begin}..{end} of a "
+                f"{data_size}-byte payload.",
+            )
+        end_of_data = max(end_of_data, end)
+        declared[name] = (tuple(shape), dtype)
+    if end_of_data != data_size:
+        raise refuse(
+            source, member, f"holds {data_size} bytes of data but its tensors declare {end_of_data}."
+        )
+    return declared
+
+
+def _read_tensors(archive: _Archive, member: str, prefix: str) -> dict[str, torch.Tensor]:
+    if member not in archive.declared:
+        return {}
+    try:
+        with zipfile.ZipFile(archive.path) as opened:
+            tensors = load_safetensors(opened.read(member))
     except Exception as exc:  # safetensors raises its own error types on damaged payloads
-        raise ModelFileError(
-            f"The model file {given!r} is truncated or corrupt ({type(exc).__name__}: {exc})."
+        raise refuse(
+            archive.source, member, f"is truncated or corrupt ({type(exc).__name__}: {exc})."
         ) from None
-    return ModelFile(metadata, state, _optimizer_states(metadata, optimizer_tensors))
+    check_tensor_values(tensors, archive.source, prefix)
+    return tensors
 
 
 def _check_metadata(metadata: Any, given: str) -> None:
+    """Every metadata field, with one error type naming the file and the field."""
     if not isinstance(metadata, dict) or metadata.get("library") != "lit-sb3":
-        raise ModelFileError(f"{given!r} is not a lit-sb3 model file (its metadata does not say lit-sb3).")
+        raise refuse(given, None, "is not a lit-sb3 model file (its metadata does not say lit-sb3).")
     version = metadata.get("format_version")
-    if not isinstance(version, int):
-        raise ModelFileError(f"{given!r} has no valid format_version in its metadata.")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise refuse(given, "format_version", f"must be a positive integer, got {version!r}.")
     if version > FORMAT_VERSION:
-        raise ModelFileError(
-            f"{given!r} uses model file format {version}, newer than this lit-sb3 ({__version__}) reads "
-            f"(format {FORMAT_VERSION}). Upgrade lit-sb3-core to load it."
+        raise refuse(
+            given,
+            "format_version",
+            f"is {version}: the file uses model file format {version}, newer than this lit-sb3 ({__version__}) "
+            f"reads (format {FORMAT_VERSION}). Upgrade "
+            "lit-sb3-core to load it.",
         )
     for key in ("algo", "hyperparameters", "observation_space", "action_space"):
         if key not in metadata:
-            raise ModelFileError(f"{given!r} is missing {key!r} in its metadata.")
+            raise refuse(given, None, f"is missing {key!r} in its metadata.")
+    algo = metadata["algo"]
+    if not isinstance(algo, str) or not algo.strip() or len(algo) > 200:
+        raise refuse(given, "algo", f"must be an algorithm's registry name, got {algo!r}.")
+    for key in ("class", "library_version"):
+        if key in metadata and not isinstance(metadata[key], str):
+            raise refuse(given, key, f"must be a string, got {metadata[key]!r}.")
+    hyperparameters = metadata["hyperparameters"]
+    if not isinstance(hyperparameters, dict) or not all(isinstance(key, str) for key in hyperparameters):
+        raise refuse(
+            given,
+            "hyperparameters",
+            f"must map argument names to values (a JSON object), got {hyperparameters!r}.",
+        )
+    check_spaces(metadata, given)
+    for key in ("num_timesteps", "iterations", "n_updates"):
+        check_counter(metadata.get(key, 0), given, key)
+    check_param_groups(metadata.get("optimizer_param_groups", []), given)
+    check_normalization(metadata.get("normalization"), given)
 
 
-def _optimizer_states(metadata: dict[str, Any], tensors: dict[str, torch.Tensor]) -> list[dict[str, Any]]:
-    states: list[dict[str, Any]] = []
-    for i, groups in enumerate(metadata.get("optimizer_param_groups", [])):
-        state: dict[int, dict[str, torch.Tensor]] = {}
-        for key, tensor in tensors.items():
-            index, param_id, name = key.split("/", 2)
-            if int(index) == i:
-                state.setdefault(int(param_id), {})[name] = tensor
-        for group in groups:
+def _optimizer_states(archive: _Archive, tensors: dict[str, torch.Tensor]) -> list[dict[str, Any]]:
+    all_groups = archive.metadata.get("optimizer_param_groups", [])
+    states: list[dict[str, Any]] = [{"state": {}, "param_groups": copy.deepcopy(g)} for g in all_groups]
+    for key, tensor in tensors.items():
+        index, _, rest = key.partition("/")
+        param_id, _, name = rest.partition("/")
+        if not (index.isdigit() and param_id.isdigit() and name) or int(index) >= len(states):
+            raise refuse(
+                archive.source, f"optimizer_state[{key!r}]", "does not name an optimizer's parameter state."
+            )
+        known = {p for group in all_groups[int(index)] for p in group["params"]}
+        if int(param_id) not in known:
+            raise refuse(
+                archive.source,
+                f"optimizer_state[{key!r}]",
+                f"is for parameter {param_id}, which optimizer {index}'s param groups do not list.",
+            )
+        states[int(index)]["state"].setdefault(int(param_id), {})[name] = tensor
+    for state in states:
+        for group in state["param_groups"]:
             if "betas" in group:
                 group["betas"] = tuple(group["betas"])
-        states.append({"state": state, "param_groups": groups})
     return states
+
+
+def _rebuild(cls: type[RLModel], hyperparameters: dict[str, Any], source: str) -> RLModel:
+    try:
+        return cls(**hyperparameters)
+    except (ConfigurationError, TypeError) as exc:
+        explained = rebuild_error(exc, source, "hyperparameters.")
+        if explained is None:
+            raise
+        raise explained from exc
+
+
+def _build(
+    model: RLModel, observation_space: Any, action_space: Any, metadata: dict[str, Any], source: str
+) -> None:
+    try:
+        model.build_policy(observation_space, action_space)
+        model.configure_normalization(metadata.get("normalization"))
+    except ConfigurationError as exc:
+        explained = rebuild_error(exc, source, "hyperparameters.")
+        assert explained is not None
+        raise explained from exc
+
+
+def _expected_state(
+    cls: type[RLModel],
+    hyperparameters: dict[str, Any],
+    observation_space: Any,
+    action_space: Any,
+    metadata: dict[str, Any],
+    source: str,
+) -> dict[str, tuple[tuple[int, ...], torch.dtype]] | None:
+    """Shapes and dtypes of the state dict the metadata describes, from a model built on the meta device
+    (no memory is allocated for it). None when the algorithm cannot be built there (checked after the
+    real build instead)."""
+    probe = _rebuild(cls, hyperparameters, source)
+    try:
+        with torch.device("meta"):
+            _build(probe, observation_space, action_space, metadata, source)
+    except ModelFileError:
+        raise
+    except Exception as exc:
+        _log.debug(
+            "%s cannot be built on the meta device (%s); checking its weights after building.", cls, exc
+        )
+        return None
+    return {name: (tuple(t.shape), t.dtype) for name, t in probe.state_dict().items()}
 
 
 def load_model(
     path: str | Path, env: Any = None, expected_cls: type[RLModel] | None = None, **overrides: Any
 ) -> RLModel:
-    """Rebuild the algorithm stored in ``path``; ``expected_cls`` refuses files of other algorithms."""
-    contents = read_model_file(path)
-    metadata = contents.metadata
+    """Rebuild the algorithm stored in ``path``; ``expected_cls`` refuses files of other algorithms.
+
+    Before any weight is read, the metadata is validated field by field and the model it describes is
+    built on the meta device: the tensors the file declares must be exactly that model's (names, shapes,
+    dtypes), so a tampered file cannot allocate more than the model, and weights that are not floating
+    point where the model's are, or not finite, are refused.
+    """
+    archive = _inspect(path)
+    source, metadata = archive.source, archive.metadata
     algo = metadata["algo"]
     if expected_cls is not None and expected_cls.algo_name and expected_cls.algo_name != algo:
-        raise ModelFileError(
-            f"{str(path)!r} holds a {algo!r} model, not {expected_cls.algo_name!r}: load it with "
-            f"lit_sb3.load({str(path)!r}) or that algorithm's class."
+        raise refuse(
+            source,
+            "algo",
+            f"is {algo!r}: the file holds a {algo!r} model, not {expected_cls.algo_name!r}. Load it with "
+            f"lit_sb3.load({source!r}) or that algorithm's class.",
         )
     cls = expected_cls
     if cls is None or not cls.algo_name:
@@ -236,28 +479,58 @@ def load_model(
     action_space = space_from_json(metadata["action_space"])
     hyperparameters = dict(metadata["hyperparameters"])
     hyperparameters.update(overrides)
-    model = cls(**hyperparameters)
+    check_named_classes(cls, hyperparameters, source, "hyperparameters.")
+    model = _rebuild(cls, hyperparameters, source)
     if env is not None:
         env_obs, env_act = model.probe_spaces(env)
         if env_obs != observation_space or env_act != action_space:
-            raise ModelFileError(
-                f"{str(path)!r} was saved for observations {describe_space(observation_space)} and actions "
+            raise refuse(
+                source,
+                None,
+                f"was saved for observations {describe_space(observation_space)} and actions "
                 f"{describe_space(action_space)}, but the given env has {describe_space(env_obs)} and "
-                f"{describe_space(env_act)}."
+                f"{describe_space(env_act)}.",
             )
-    model.build_policy(observation_space, action_space)
-    model.configure_normalization(metadata.get("normalization"))
+    what = f"the {algo!r} model its metadata describes"
+    expected = _expected_state(cls, hyperparameters, observation_space, action_space, metadata, source)
+    if expected is not None:
+        check_state_against(expected, archive.declared[_WEIGHTS], source, "weights.", what)
+        _check_optimizer_size(archive, expected)
+    state = _read_tensors(archive, _WEIGHTS, "weights.")
+    optimizer_states = _optimizer_states(archive, _read_tensors(archive, _OPTIMIZERS, "optimizer_state."))
+    _build(model, observation_space, action_space, metadata, source)
+    if expected is None:
+        actual = {name: (tuple(t.shape), t.dtype) for name, t in model.state_dict().items()}
+        check_state_against(
+            actual, {k: (tuple(v.shape), v.dtype) for k, v in state.items()}, source, "weights.", what
+        )
     try:
-        model.load_state_dict(contents.state, strict=True)
+        model.load_state_dict(state, strict=True)
     except RuntimeError as exc:
-        raise ModelFileError(f"The weights in {str(path)!r} do not fit the {algo!r} policy: {exc}") from None
+        raise refuse(source, "weights", f"do not fit the {algo!r} policy: {exc}") from None
     model.num_timesteps = int(metadata.get("num_timesteps", 0))
     model.iterations = int(metadata.get("iterations", 0))
     model.n_updates = int(metadata.get("n_updates", 0))
-    model.pending_optimizer_states = contents.optimizer_states
+    model.pending_optimizer_states = optimizer_states
     if env is not None:
         model.env_source = env
     return model
+
+
+def _check_optimizer_size(
+    archive: _Archive, expected: dict[str, tuple[tuple[int, ...], torch.dtype]]
+) -> None:
+    """Optimizer state is a few tensors per parameter (Adam: two and a step count), never more."""
+    declared = archive.declared.get(_OPTIMIZERS, {})
+    weights = sum(math.prod(shape) for shape, _ in expected.values())
+    held = sum(math.prod(shape) for shape, _ in declared.values())
+    if held > 4 * weights + 4096:
+        raise refuse(
+            archive.source,
+            _OPTIMIZERS,
+            f"declares {held} numbers of optimizer state for a model of {weights} numbers (at most 4 per "
+            "weight are kept by any optimizer).",
+        )
 
 
 def load(path: str | Path, env: Any = None, **overrides: Any) -> RLModel:

@@ -8,7 +8,6 @@ is passed through to ``lightning.Trainer`` unchanged.
 from __future__ import annotations
 
 import logging
-import pickle
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -25,12 +24,13 @@ from lightning.pytorch.loggers import Logger, TensorBoardLogger
 from lightning.pytorch.profilers import Profiler
 from lightning.pytorch.strategies import Strategy
 
+from lit_sb3_core.engine.checkpoint_io import AtomicCheckpointIO, read_checkpoint
 from lit_sb3_core.engine.datamodule import RLEnvDataModule, Stage
-from lit_sb3_core.engine.faults import InterruptCheckpoint, diagnose_non_finite, unsafe_checkpoint_error
+from lit_sb3_core.engine.faults import BudgetSpentAtStart, InterruptCheckpoint, diagnose_non_finite
 from lit_sb3_core.engine.lightning_internals import set_validation_interval
 from lit_sb3_core.engine.progress import RLProgressBar
 from lit_sb3_core.engine.protocol import RLModel
-from lit_sb3_core.errors import ConfigurationError, LitSb3Error
+from lit_sb3_core.errors import ConfigurationError, LitSb3Error, ModelFileError
 
 __all__ = ["RLTrainer"]
 
@@ -119,6 +119,10 @@ class RLTrainer(L.Trainer):
             other checkpoints (``<log_dir>/checkpoints``) to resume from with ``ckpt_path=`` (or ``"last"``).
             ``None`` (default): whenever checkpointing is enabled. Lightning then finalizes the loggers and
             exits with its status; the datamodule closes the envs it built.
+        plugins: passed to Lightning. Unless one of them is a ``CheckpointIO`` (or ``strategy`` brings its
+            own), :class:`~lit_sb3_core.engine.checkpoint_io.AtomicCheckpointIO` is added: every checkpoint
+            is written atomically (a full disk never destroys the previous one) and read with
+            ``weights_only=True``, local or remote.
     """
 
     def __init__(
@@ -209,6 +213,8 @@ class RLTrainer(L.Trainer):
             checkpoint_on_interrupt = enable_checkpointing is not False and not barebones and not fast_dev_run
         if checkpoint_on_interrupt and not any(isinstance(cb, InterruptCheckpoint) for cb in callback_list):
             callback_list.append(InterruptCheckpoint())
+        callback_list.append(BudgetSpentAtStart())
+        plugins = _with_atomic_checkpoints(plugins, strategy)
         super().__init__(
             accelerator=accelerator,
             strategy=strategy,
@@ -252,6 +258,7 @@ class RLTrainer(L.Trainer):
             enable_autolog_hparams=enable_autolog_hparams,
             model_registry=model_registry,
         )
+        _warn_if_cpu_oversubscribed(self)
 
     @staticmethod
     def _check_budget_args(max_steps: Any, max_epochs: Any, min_epochs: Any, min_steps: Any) -> None:
@@ -331,16 +338,19 @@ class RLTrainer(L.Trainer):
         if ckpt_path == "last":
             ckpt_path = self._find_last_checkpoint() or ckpt_path
         try:
-            with _expected_warnings_hidden(), _sigint_handler_kept(), self._hyperparameters_logged_once():
+            with (
+                _expected_warnings_hidden(),
+                _sigint_handler_kept(),
+                self._hyperparameters_logged_once(),
+                _naming_the_checkpoint(ckpt_path),
+            ):
                 super().fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=weights_only)
-        except (RuntimeError, ValueError, pickle.UnpicklingError) as exc:
+        except (RuntimeError, ValueError) as exc:
             # Lightning has already run its failure handling (callbacks' on_exception, loggers finalized);
             # only the message changes, for causes that torch reports from deep inside.
             if isinstance(exc, LitSb3Error):
                 raise
-            explained = (unsafe_checkpoint_error(ckpt_path, exc) if ckpt_path is not None else None) or (
-                diagnose_non_finite(model, exc)
-            )
+            explained = diagnose_non_finite(model, exc)
             if explained is not None:
                 raise explained from None
             raise
@@ -422,7 +432,10 @@ class RLTrainer(L.Trainer):
             )
         algorithm = self._model_for(model, "predict")
         if ckpt_path is not None:
-            algorithm.load_state_dict(_read_checkpoint(ckpt_path, weights_only)["state_dict"])
+            checkpoint = read_checkpoint(ckpt_path, weights_only=weights_only)
+            with _naming_the_checkpoint(ckpt_path):
+                algorithm.on_load_checkpoint(checkpoint)  # the same checks as fit/validate/test
+            algorithm.load_state_dict(checkpoint["state_dict"])
         if observation is None:
             source = env if env is not None else (datamodule.get_env("predict") if datamodule else None)
             if source is None:
@@ -547,7 +560,12 @@ class RLTrainer(L.Trainer):
             "use_masking": use_masking,
         }
         run = super().validate if stage == "validate" else super().test
-        with _expected_warnings_hidden(), _sigint_handler_kept(), self._hyperparameters_logged_once():
+        with (
+            _expected_warnings_hidden(),
+            _sigint_handler_kept(),
+            self._hyperparameters_logged_once(),
+            _naming_the_checkpoint(ckpt_path),
+        ):
             # Results are logged against environment steps by the model, so Lightning's own return value
             # (metrics it logged itself) is empty; the model keeps what it measured.
             module = cast(L.LightningModule, algorithm)
@@ -640,7 +658,45 @@ def _reject_dataloaders(stage: str, **given: Any) -> None:
         )
 
 
-def _read_checkpoint(path: str | Path, weights_only: bool | None) -> dict[str, Any]:
-    import torch
+@contextmanager
+def _naming_the_checkpoint(ckpt_path: Any) -> Iterator[None]:
+    """A ``ModelFileError`` raised while restoring ``ckpt_path`` (by the model's on_load_checkpoint, which
+    does not know the file) starts with the file, as every other refusal of a checkpoint does."""
+    try:
+        yield
+    except ModelFileError as exc:
+        if exc.path is not None or ckpt_path is None:
+            raise
+        raise ModelFileError(f"{str(ckpt_path)!r}: {exc}", path=ckpt_path, field=exc.field) from None
 
-    return torch.load(path, map_location="cpu", weights_only=True if weights_only is None else weights_only)
+
+def _with_atomic_checkpoints(plugins: Any, strategy: Any) -> Any:
+    """``plugins`` plus :class:`AtomicCheckpointIO`, unless a CheckpointIO is chosen already."""
+    from lightning.fabric.plugins import CheckpointIO
+
+    given = [] if plugins is None else list(plugins) if isinstance(plugins, (list, tuple)) else [plugins]
+    if any(isinstance(plugin, CheckpointIO) for plugin in given):
+        return plugins
+    if isinstance(strategy, Strategy) and getattr(strategy, "_checkpoint_io", None) is not None:
+        return plugins
+    return [*given, AtomicCheckpointIO()]
+
+
+def _warn_if_cpu_oversubscribed(trainer: L.Trainer) -> None:
+    """``devices=8`` on a 2-core machine starts 8 processes that share 2 cores: say so."""
+    import os
+
+    from lightning.pytorch.accelerators import CPUAccelerator
+
+    if not isinstance(trainer.accelerator, CPUAccelerator):
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    processes = trainer.num_devices
+    if processes > cores:
+        warnings.warn(
+            f"RLTrainer(devices={processes}) on CPU starts {processes} training processes, but this machine "
+            f"has {cores} CPU core(s) for them: they will share the cores and run slower than "
+            f"devices={cores}. Pass devices={cores} (or fewer), or run on a machine with more cores.",
+            UserWarning,
+            stacklevel=3,
+        )

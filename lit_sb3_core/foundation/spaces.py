@@ -21,6 +21,7 @@ __all__ = [
     "ObsPreprocessor",
     "action_dim",
     "channels_first_space",
+    "check_space_json",
     "describe_space",
     "flat_feature_dim",
     "is_image_space",
@@ -236,8 +237,156 @@ def space_to_json(space: spaces.Space) -> dict[str, Any]:
     raise NotImplementedError(f"Cannot describe {describe_space(space)} as JSON.")
 
 
+# Limits on spaces read from files: far above any real environment (Atari frames are 28k elements, a
+# 512x512 RGB image 786k), far below what would exhaust memory when a policy is built for the space.
+MAX_SPACE_ELEMENTS = 2**24
+MAX_DISCRETE_ACTIONS = 2**20
+_MAX_DICT_KEYS = 1024
+_MAX_DIMENSIONS = 8
+
+
+def check_space_json(data: Any, field: str = "space") -> None:
+    """Check a space description read from a file, before anything is allocated for it.
+
+    Refuses what is not a description ``space_to_json`` writes, and sizes no environment has (a Box of
+    shape ``[1e6, 1e6]``, ``Discrete(1e12)``): the policy built for such a space would exhaust memory.
+
+    Raises:
+        ValueError: naming ``field`` (and the key inside it) and the problem.
+    """
+    _check_space(data, field, depth=0)
+
+
+def _check_space(data: Any, field: str, depth: int) -> None:
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"{field} must be a space description (a JSON object with 'type'), got {_short(data)}."
+        )
+    kind = data.get("type")
+    if kind == "Box":
+        shape = _shape(data.get("shape"), f"{field}.shape")
+        size = int(np.prod(shape, dtype=np.float64)) if shape else 1
+        if size > MAX_SPACE_ELEMENTS:
+            raise ValueError(
+                f"{field} is a Box of shape {list(shape)} ({size:.3g} elements): more than the "
+                f"{MAX_SPACE_ELEMENTS} elements lit-sb3 reads from a file."
+            )
+        dtype = data.get("dtype")
+        try:
+            kind_of = np.dtype(dtype).kind if isinstance(dtype, str) else ""
+        except TypeError:
+            kind_of = ""
+        if kind_of not in ("b", "i", "u", "f"):
+            raise ValueError(
+                f"{field}.dtype must name a numeric dtype such as 'float32', got {_short(dtype)}."
+            )
+        for bound in ("low", "high"):
+            _bounds(data.get(bound), shape, size, f"{field}.{bound}", float_ok=kind_of == "f")
+        low = np.broadcast_to(np.asarray(data["low"], dtype=np.float64), shape)
+        high = np.broadcast_to(np.asarray(data["high"], dtype=np.float64), shape)
+        if np.any(low > high):
+            raise ValueError(f"{field}: low is above high for some entries.")
+    elif kind == "Discrete":
+        n = data.get("n")
+        if not _is_int(n) or not 1 <= n <= MAX_DISCRETE_ACTIONS:
+            raise ValueError(
+                f"{field}.n must be an integer from 1 to {MAX_DISCRETE_ACTIONS}, got {_short(n)}."
+            )
+        if not _is_int(data.get("start", 0)):
+            raise ValueError(f"{field}.start must be an integer, got {_short(data.get('start'))}.")
+    elif kind == "MultiDiscrete":
+        nvec = np.asarray(_int_array(data.get("nvec"), f"{field}.nvec"))
+        if nvec.size == 0 or np.any(nvec < 1) or nvec.sum(dtype=np.float64) > MAX_DISCRETE_ACTIONS:
+            raise ValueError(
+                f"{field}.nvec must hold positive integers summing to at most {MAX_DISCRETE_ACTIONS}."
+            )
+        start = np.asarray(_int_array(data.get("start", 0), f"{field}.start"))
+        if start.ndim and start.shape != nvec.shape:
+            raise ValueError(f"{field}.start has shape {start.shape}, nvec {nvec.shape}.")
+    elif kind == "MultiBinary":
+        n = data.get("n")
+        shape = _shape(n if isinstance(n, list) else [n], f"{field}.n")
+        if not shape or int(np.prod(shape, dtype=np.float64)) > MAX_SPACE_ELEMENTS or min(shape) < 1:
+            raise ValueError(f"{field}.n must be a positive size (at most {MAX_SPACE_ELEMENTS} elements).")
+    elif kind == "Dict":
+        subspaces = data.get("spaces")
+        if not isinstance(subspaces, dict) or not subspaces or len(subspaces) > _MAX_DICT_KEYS:
+            raise ValueError(f"{field}.spaces must map 1 to {_MAX_DICT_KEYS} keys to space descriptions.")
+        if depth >= _MAX_DIMENSIONS:
+            raise ValueError(f"{field} nests Dict spaces more than {_MAX_DIMENSIONS} deep.")
+        for key, sub in subspaces.items():
+            _check_space(sub, f"{field}.spaces[{key!r}]", depth + 1)
+    else:
+        raise ValueError(
+            f"{field}.type must be Box, Discrete, MultiDiscrete, MultiBinary or Dict, got {_short(kind)}."
+        )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _shape(value: Any, field: str) -> tuple[int, ...]:
+    if (
+        not isinstance(value, list)
+        or len(value) > _MAX_DIMENSIONS
+        or not all(_is_int(v) and v >= 0 for v in value)
+    ):
+        raise ValueError(
+            f"{field} must be a list of at most {_MAX_DIMENSIONS} non-negative integers, got {_short(value)}."
+        )
+    return tuple(value)
+
+
+def _count(value: Any, limit: int) -> int:
+    """Leaves of a nested JSON list, counting no further than ``limit``."""
+    if not isinstance(value, list):
+        return 1
+    total = 0
+    for item in value:
+        total += _count(item, limit - total)
+        if total > limit:
+            break
+    return total
+
+
+def _bounds(value: Any, shape: tuple[int, ...], size: int, field: str, float_ok: bool) -> None:
+    count = _count(value, size)
+    if count != 1 and count != size:
+        raise ValueError(f"{field} must be one number or {size} numbers (shape {list(shape)}), got {count}.")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{field} must hold numbers, got {_short(value)}.") from None
+    if array.size != 1 and array.shape != shape:
+        raise ValueError(f"{field} has shape {list(array.shape)}, the space {list(shape)}.")
+    if np.isnan(array).any() or (not float_ok and not np.isfinite(array).all()):
+        raise ValueError(f"{field} holds NaN{'' if float_ok else ' or infinity'}.")
+
+
+def _int_array(value: Any, field: str) -> Any:
+    count = _count(value, MAX_SPACE_ELEMENTS)
+    if count > MAX_SPACE_ELEMENTS:
+        raise ValueError(f"{field} has more than {MAX_SPACE_ELEMENTS} entries.")
+    array = np.asarray(value, dtype=object)
+    flat = array.reshape(-1)
+    if array.dtype == object and not all(_is_int(v) for v in flat):
+        raise ValueError(f"{field} must hold integers, got {_short(value)}.")
+    return value
+
+
 def space_from_json(data: dict[str, Any]) -> spaces.Space:
-    """Inverse of ``space_to_json``; raises ValueError on descriptions it does not know."""
+    """Inverse of ``space_to_json``; checks the description first (``check_space_json``, a ValueError)."""
+    check_space_json(data)
+    return _space_from_json(data)
+
+
+def _space_from_json(data: dict[str, Any]) -> spaces.Space:
     kind = data.get("type")
     if kind == "Box":
         shape = tuple(data["shape"])
@@ -251,5 +400,5 @@ def space_from_json(data: dict[str, Any]) -> spaces.Space:
     if kind == "MultiBinary":
         return spaces.MultiBinary(data["n"])
     if kind == "Dict":
-        return spaces.Dict({key: space_from_json(sub) for key, sub in data["spaces"].items()})
+        return spaces.Dict({key: _space_from_json(sub) for key, sub in data["spaces"].items()})
     raise ValueError(f"Unknown space description {data!r}.")

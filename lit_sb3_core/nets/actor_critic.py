@@ -5,13 +5,13 @@ them between devices and DDP wraps them. Their constructor arguments (``policy_k
 names: ``net_arch``, ``activation_fn``, ``ortho_init``, ``log_std_init``, ``full_std``, ``use_expln``,
 ``squash_output``, ``features_extractor_class``, ``features_extractor_kwargs``,
 ``share_features_extractor``, ``normalize_images``, ``optimizer_class``, ``optimizer_kwargs``. Classes
-may be given as objects or as strings ("tanh", "NatureCNN", "torch.nn:ReLU") so configs and saved
-hyperparameters stay plain JSON. Given the same seed, a policy starts from the same weights as SB3's.
+may be given as objects or as names ("tanh", "NatureCNN", "torch.nn:ReLU") so configs and saved
+hyperparameters stay plain JSON; names resolve through the registry's allow-list only
+(:mod:`lit_sb3_core.registry.names`). Given the same seed, a policy starts from the same weights as SB3's.
 """
 
 from __future__ import annotations
 
-import importlib
 import warnings
 from typing import Any, ClassVar, cast
 
@@ -39,6 +39,7 @@ from lit_sb3_core.nets.torch_layers import (
     NetArch,
     plain_forward,
 )
+from lit_sb3_core.registry.names import class_path, resolve_named_class
 
 __all__ = [
     "ACTOR_CRITIC_ALIASES",
@@ -54,69 +55,67 @@ __all__ = [
     "resolve_subclass",
 ]
 
-_ACTIVATIONS: dict[str, type[nn.Module]] = {
-    "tanh": nn.Tanh,
-    "relu": nn.ReLU,
-    "elu": nn.ELU,
-    "leaky_relu": nn.LeakyReLU,
-    "gelu": nn.GELU,
-    "silu": nn.SiLU,
-    "selu": nn.SELU,
+# Short names written into hyperparameters for torch's common activations (readable files; they resolve
+# through the registry, where core registers every torch activation).
+_ACTIVATION_NAMES: dict[type[nn.Module], str] = {
+    nn.Tanh: "tanh",
+    nn.ReLU: "relu",
+    nn.ELU: "elu",
+    nn.LeakyReLU: "leaky_relu",
+    nn.GELU: "gelu",
+    nn.SiLU: "silu",
+    nn.SELU: "selu",
 }
-# Bare class names accepted in configs, as SB3 users write them.
-_NAMED_CLASSES: dict[str, type] = {
-    "FlattenExtractor": FlattenExtractor,
-    "NatureCNN": NatureCNN,
-    "CombinedExtractor": CombinedExtractor,
+# Which kind of name a policy_kwargs field holds, for the deprecated resolve_class.
+_FIELD_KINDS = {
+    "activation_fn": "activation",
+    "features_extractor_class": "features_extractor",
+    "optimizer_class": "optimizer",
+    "replay_buffer_class": "buffer",
+    "policy": "policy",
 }
-
-
-def resolve_class(value: Any, kind: str = "class") -> Any:
-    """Accept a class or its name (``"relu"``, ``"NatureCNN"``, or ``"package.module:Name"``)."""
-    if not isinstance(value, str):
-        return value
-    if value.lower() in _ACTIVATIONS:
-        return _ACTIVATIONS[value.lower()]
-    if value in _NAMED_CLASSES:
-        return _NAMED_CLASSES[value]
-    module_name, sep, attr = value.partition(":")
-    if not sep:
-        module_name, _, attr = value.rpartition(".")
-    if not module_name:
-        raise ConfigurationError(
-            f"Cannot resolve {kind} {value!r}: use a class, one of {sorted(_ACTIVATIONS)}, "
-            f"{sorted(_NAMED_CLASSES)}, or an import path such as 'torch.nn:ReLU'."
-        )
-    try:
-        return getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(f"Cannot resolve {kind} {value!r}: {exc}") from None
 
 
 def class_to_string(value: Any) -> Any:
-    """Inverse of ``resolve_class`` for classes: ``nn.ReLU`` -> ``"relu"``, others -> ``"module:Name"``."""
+    """Classes become names files can store: ``nn.ReLU`` -> ``"relu"``, others -> ``"module:Name"``.
+
+    :func:`~lit_sb3_core.registry.names.resolve_named_class` reads both back (registered names and paths
+    of registered classes, or of classes from modules the loading program has imported).
+    """
     if isinstance(value, type):
-        for name, cls in _ACTIVATIONS.items():
-            if cls is value:
-                return name
-        return f"{value.__module__}:{value.__qualname__}"
+        name = _ACTIVATION_NAMES.get(value)
+        return name if name is not None else class_path(value)
     return value
 
 
-def resolve_subclass(value: Any, base: type, kind: str, example: str) -> type:
-    """``resolve_class`` that only accepts subclasses of ``base``.
+def resolve_class(value: Any, kind: str = "class") -> Any:
+    """Deprecated: use ``resolve_named_class(kind, value, field=...)``; this one goes through it too."""
+    warnings.warn(
+        "resolve_class is deprecated and goes away in lit-sb3 0.3: use "
+        "lit_sb3_core.sdk.resolve_named_class(kind, value, field=...), which resolves names from files "
+        "through the registry's allow-list only.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _resolve_field(value, kind, None)
 
-    Names read from configs and model files resolve to classes of the expected kind only, so a crafted
-    file cannot make lit-sb3 call an arbitrary function such as ``os:system``.
-    """
-    cls = resolve_class(value, kind)
-    if not (isinstance(cls, type) and issubclass(cls, base)):
-        raise ConfigurationError(
-            f"{kind} must be a subclass of {base.__module__}.{base.__qualname__} (class or name), "
-            f"got {value!r}. "
-            f"Example: {example}."
-        )
-    return cls
+
+def resolve_subclass(value: Any, base: type, kind: str, example: str = "") -> type:
+    """Deprecated: use ``resolve_named_class(kind, value, field=..., base=...)``."""
+    warnings.warn(
+        "resolve_subclass is deprecated and goes away in lit-sb3 0.3: use "
+        "lit_sb3_core.sdk.resolve_named_class(kind, value, field=..., base=...).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _resolve_field(value, kind, base)  # type: ignore[no-any-return]
+
+
+def _resolve_field(value: Any, field: str, base: type | None) -> Any:
+    kind = _FIELD_KINDS.get(field.rpartition(".")[2], "activation" if base is nn.Module else "policy")
+    if kind == "policy" and base is None:
+        base = nn.Module
+    return resolve_named_class(kind, value, field=field, base=base)
 
 
 class ActorCriticPolicy(nn.Module):
@@ -183,17 +182,24 @@ class ActorCriticPolicy(nn.Module):
         self.use_sde = use_sde
         self.squash_output = squash_output
         self.share_features_extractor = share_features_extractor
-        self.optimizer_class = resolve_subclass(
-            optimizer_class, torch.optim.Optimizer, "optimizer_class", "'torch.optim:RMSprop'"
+        self.optimizer_class = resolve_named_class(
+            "optimizer", optimizer_class, field="policy_kwargs.optimizer_class"
         )
         if optimizer_kwargs is None:
             optimizer_kwargs = {"eps": 1e-5} if self.optimizer_class is torch.optim.Adam else {}
         self.optimizer_kwargs = dict(optimizer_kwargs)
-        self.activation_fn = resolve_subclass(activation_fn, nn.Module, "activation_fn", "'relu' or nn.ReLU")
+        self.activation_fn = resolve_named_class(
+            "activation", activation_fn, field="policy_kwargs.activation_fn"
+        )
         if features_extractor_class is None:
             features_extractor_class = self.default_features_extractor_class
-        self.features_extractor_class = resolve_subclass(
-            features_extractor_class, nn.Module, "features_extractor_class", "NatureCNN"
+        self.features_extractor_class = resolve_named_class(
+            "features_extractor",
+            features_extractor_class,
+            field="policy_kwargs.features_extractor_class",
+            # A class passed in Python may be any module that sets features_dim (checked when it is
+            # built); one named in a file must derive from BaseFeaturesExtractor.
+            base=None if isinstance(features_extractor_class, str) else nn.Module,
         )
         self.features_extractor_kwargs = dict(features_extractor_kwargs or {})
         if (

@@ -31,7 +31,6 @@ from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.spaces import ObsPreprocessor, channels_first_space, describe_space
-from lit_sb3_core.nets.actor_critic import resolve_class
 from lit_sb3_core.nets.distributions import StateDependentNoise, StateDependentNoiseDistribution
 from lit_sb3_core.nets.ensemble import ensemble_forward, is_stackable
 from lit_sb3_core.nets.torch_layers import (
@@ -41,6 +40,7 @@ from lit_sb3_core.nets.torch_layers import (
     NatureCNN,
     plain_forward,
 )
+from lit_sb3_core.registry.names import resolve_named_class
 
 __all__ = [
     "LOG_STD_MAX",
@@ -204,11 +204,18 @@ class OffPolicyPolicy(nn.Module):
         self.observation_space = observation_space
         self.action_space = action_space
         self.normalize_images = normalize_images
-        self.features_extractor_class = resolve_class(features_extractor_class, "features_extractor_class")
+        self.features_extractor_class = resolve_named_class(
+            "features_extractor",
+            features_extractor_class,
+            field="policy_kwargs.features_extractor_class",
+            base=None if isinstance(features_extractor_class, str) else nn.Module,
+        )
         self.features_extractor_kwargs = dict(features_extractor_kwargs or {})
         if not normalize_images and self.features_extractor_class in (NatureCNN, CombinedExtractor):
             self.features_extractor_kwargs.setdefault("normalized_image", True)
-        self.optimizer_class = resolve_class(optimizer_class, "optimizer_class")
+        self.optimizer_class = resolve_named_class(
+            "optimizer", optimizer_class, field="policy_kwargs.optimizer_class"
+        )
         self.optimizer_kwargs = dict(optimizer_kwargs or {})
         self.preprocess = ObsPreprocessor(observation_space, normalize_images)
         self._box_actions = isinstance(action_space, spaces.Box)

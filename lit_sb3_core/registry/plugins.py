@@ -36,11 +36,15 @@ from lit_sb3_core import hookspecs
 from lit_sb3_core._version import __version__ as CORE_VERSION
 from lit_sb3_core.errors import PluginError
 from lit_sb3_core.registry.registrars import (
+    ActivationRegistrar,
     AlgorithmRegistrar,
     BufferRegistrar,
     CallbackRegistrar,
     Entry,
+    FeaturesExtractorRegistrar,
+    OptimizerRegistrar,
     PolicyRegistrar,
+    ScheduleRegistrar,
     _Registrar,
 )
 
@@ -70,6 +74,10 @@ _HOOKS: dict[str, type[_Registrar]] = {
     "lit_sb3_register_policies": PolicyRegistrar,
     "lit_sb3_register_callbacks": CallbackRegistrar,
     "lit_sb3_register_buffers": BufferRegistrar,
+    "lit_sb3_register_activations": ActivationRegistrar,
+    "lit_sb3_register_features_extractors": FeaturesExtractorRegistrar,
+    "lit_sb3_register_optimizers": OptimizerRegistrar,
+    "lit_sb3_register_schedules": ScheduleRegistrar,
 }
 
 Status = Literal["loaded", "failed", "incompatible", "blocked"]

@@ -14,7 +14,17 @@ from typing import Any, ClassVar
 
 from lit_sb3_core.errors import DuplicateNameError, RegistrationError
 
-__all__ = ["AlgorithmRegistrar", "BufferRegistrar", "CallbackRegistrar", "Entry", "PolicyRegistrar"]
+__all__ = [
+    "ActivationRegistrar",
+    "AlgorithmRegistrar",
+    "BufferRegistrar",
+    "CallbackRegistrar",
+    "Entry",
+    "FeaturesExtractorRegistrar",
+    "OptimizerRegistrar",
+    "PolicyRegistrar",
+    "ScheduleRegistrar",
+]
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.\-]*\Z")
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
@@ -27,7 +37,8 @@ class Entry:
     """One registration: a name, where its class lives, and which plugin registered it.
 
     Attributes:
-        kind: "algorithm", "policy", "callback" or "buffer".
+        kind: "algorithm", "policy", "callback", "buffer", "activation", "features_extractor",
+            "optimizer" or "schedule".
         name: Lower-case registry name; for a policy, the alias as registered (e.g. "MlpLstmPolicy").
         target: ``"module:attr"`` import string.
         plugin: Name of the plugin (entry-point name) that registered it; "user" for ``register_algo``.
@@ -127,7 +138,7 @@ class _Registrar:
 
 
 class _NamedRegistrar(_Registrar):
-    """Registrar for kinds that are just ``name -> class`` (callbacks, replay buffers)."""
+    """Registrar for kinds that are just ``name -> class`` (callbacks, buffers, activations, ...)."""
 
     def add(self, name: str, target: str | type, *, description: str = "") -> None:
         """Register ``name`` (case-insensitive) for the class at ``target``.
@@ -192,3 +203,27 @@ class BufferRegistrar(_NamedRegistrar):
     """The ``registry`` argument of ``lit_sb3_register_buffers``."""
 
     kind = "buffer"
+
+
+class ActivationRegistrar(_NamedRegistrar):
+    """The ``registry`` argument of ``lit_sb3_register_activations``."""
+
+    kind = "activation"
+
+
+class FeaturesExtractorRegistrar(_NamedRegistrar):
+    """The ``registry`` argument of ``lit_sb3_register_features_extractors``."""
+
+    kind = "features_extractor"
+
+
+class OptimizerRegistrar(_NamedRegistrar):
+    """The ``registry`` argument of ``lit_sb3_register_optimizers``."""
+
+    kind = "optimizer"
+
+
+class ScheduleRegistrar(_NamedRegistrar):
+    """The ``registry`` argument of ``lit_sb3_register_schedules``."""
+
+    kind = "schedule"

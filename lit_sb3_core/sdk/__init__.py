@@ -36,7 +36,17 @@ from lit_sb3_core.engine.export import DeterministicPolicy, PolicyModule
 from lit_sb3_core.engine.trainer import RLTrainer
 from lit_sb3_core.engine.tuned import tuned_hyperparameters
 from lit_sb3_core.errors import ConfigurationError, LitSb3Error, UnknownNameError
-from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
+from lit_sb3_core.foundation.checks import (
+    check_at_most,
+    check_bool,
+    check_choice,
+    check_fraction,
+    check_int,
+    check_non_negative_int,
+    check_number,
+    check_positive_int,
+    check_positive_number,
+)
 from lit_sb3_core.foundation.schedules import (
     Schedule,
     ScheduleLike,
@@ -98,6 +108,7 @@ from lit_sb3_core.nets.torch_layers import (
     NatureCNN,
     NetArch,
 )
+from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, make_optimizer, set_random_seed
 from lit_sb3_core.sdk.callbacks import RLCallback
 from lit_sb3_core.sdk.loading import load
@@ -179,10 +190,18 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "preprocess_obs",
     "to_numpy",
     "check_positive_int",
+    "check_non_negative_int",
+    "check_int",
+    "check_number",
+    "check_positive_number",
     "check_fraction",
+    "check_bool",
+    "check_choice",
+    "check_at_most",
     "class_to_string",
-    "resolve_class",
-    "resolve_subclass",
+    "resolve_named_class",
+    "resolve_class",  # deprecated: resolve_named_class
+    "resolve_subclass",  # deprecated: resolve_named_class
     # engine, errors, hooks
     "RLTrainer",
     "RLEnvDataModule",

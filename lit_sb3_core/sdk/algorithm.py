@@ -50,7 +50,9 @@ from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.errors import ConfigurationError, UnknownNameError
 from lit_sb3_core.foundation.schedules import Schedule, checked_schedule, make_schedule
 from lit_sb3_core.foundation.spaces import describe_space, is_image_space
-from lit_sb3_core.nets.actor_critic import class_to_string, resolve_subclass
+from lit_sb3_core.nets.actor_critic import class_to_string
+from lit_sb3_core.registry import registry as _registry
+from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sdk.checkpoint_state import CheckpointState
 from lit_sb3_core.sdk.evaluation_step import EvaluationSteps
 from lit_sb3_core.sdk.fast_path import FastPath
@@ -264,25 +266,21 @@ class RLAlgorithm(
             )
 
     def policy_class(self) -> type[torch.nn.Module]:
-        """Resolve the ``policy`` hyperparameter: an alias of this algorithm, a registered alias, or a path."""
+        """Resolve the ``policy`` hyperparameter: an alias of this algorithm, a registered alias, or the path
+        of an allowed class (see :func:`~lit_sb3_core.registry.names.resolve_named_class`)."""
         policy = self.hparams.get("policy", "MlpPolicy")
-        if not isinstance(policy, str):
-            return policy
-        if policy in self.policy_aliases:
-            return resolve_subclass(self.policy_aliases[policy], torch.nn.Module, "policy", "'MlpPolicy'")
-        from lit_sb3_core.registry import registry as _registry
-
-        registered = _registry.get_policy_class(self.algo_name, policy) if self.algo_name else None
-        if registered is not None:
-            return registered
-        if ":" in policy or "." in policy:
-            example = "'MlpPolicy' or 'my_package.policies:MyPolicy'"
-            return resolve_subclass(policy, torch.nn.Module, "policy", example)
-        known = sorted(set(self.policy_aliases) | set(_registry.list_policies(self.algo_name)))
-        raise UnknownNameError(
-            f"{type(self).__name__} policy",
+        if isinstance(policy, str) and not set(policy) & {":", "."} and policy not in self.policy_aliases:
+            if not self.algo_name or _registry.get_policy_class(self.algo_name, policy) is None:
+                registered = _registry.list_policies(self.algo_name) if self.algo_name else []
+                known = sorted({*self.policy_aliases, *registered})
+                raise UnknownNameError(f"{type(self).__name__} policy", policy, known)
+        return resolve_named_class(  # type: ignore[no-any-return]
+            "policy",
             policy,
-            known,  # an import path 'pkg.module:Class' works too
+            field="policy",
+            base=torch.nn.Module,
+            algo=self.algo_name,
+            extra=self.policy_aliases,
         )
 
     def build_policy(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:

@@ -3,10 +3,11 @@ and the recent episode statistics, so a resumed run continues where it stopped."
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import torch
 
+from lit_sb3_core.engine.file_checks import check_checkpoint_fits
 from lit_sb3_core.errors import ModelFileError
 from lit_sb3_core.foundation.rng import capture_rng_state, restore_rng_state
 from lit_sb3_core.foundation.spaces import space_from_json, space_to_json
@@ -30,18 +31,14 @@ class CheckpointState(AlgorithmPart):
         weights_only: bool | None = None,
         **kwargs: Any,
     ) -> Any:
-        """Lightning's ``load_from_checkpoint``; a file that ``weights_only`` loading refuses (it holds pickled
-        code) raises ``ModelFileError`` saying so, instead of torch's ``UnpicklingError``."""
-        import pickle
+        """Lightning's ``load_from_checkpoint``, reading through lit-sb3's checkpoint reader: local or remote,
+        always ``weights_only=True`` unless you pass ``False`` for a file you trust; an unsafe, damaged or
+        tampered checkpoint raises ``ModelFileError`` naming the file and the field."""
+        from lit_sb3_core.engine.checkpoint_io import load_algorithm_checkpoint
 
-        from lit_sb3_core.engine.faults import unsafe_checkpoint_error
-
-        try:
-            return super().load_from_checkpoint(
-                checkpoint_path, map_location, hparams_file, strict, weights_only=weights_only, **kwargs
-            )
-        except pickle.UnpicklingError as exc:
-            raise cast(ModelFileError, unsafe_checkpoint_error(checkpoint_path, exc)) from None
+        return load_algorithm_checkpoint(
+            cls, checkpoint_path, map_location, hparams_file, strict, weights_only=weights_only, **kwargs
+        )
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         assert self.observation_space is not None and self.action_space is not None
@@ -74,9 +71,8 @@ class CheckpointState(AlgorithmPart):
         action_space = space_from_json(state["action_space"])
         if self.policy is None:
             self.build_policy(observation_space, action_space)
-        else:
-            self.check_same_spaces(observation_space, action_space)
         self.configure_normalization(state.get("normalization"))
+        check_checkpoint_fits(self, checkpoint, observation_space, action_space)
         self.num_timesteps = int(state["num_timesteps"])
         self.iterations = int(state["iterations"])
         self.n_updates = int(state["n_updates"])

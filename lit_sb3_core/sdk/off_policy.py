@@ -49,11 +49,12 @@ from lit_sb3_core.data.noise import ActionNoise, make_action_noise, noise_to_spe
 from lit_sb3_core.data.replay_buffer import DictReplayBuffer, ReplayBuffer
 from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
+from lit_sb3_core.foundation.checks import check_at_most, check_fraction, check_positive_int
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
-from lit_sb3_core.nets.actor_critic import class_to_string, resolve_class
+from lit_sb3_core.nets.actor_critic import class_to_string
 from lit_sb3_core.nets.off_policy import OffPolicyPolicy
+from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, clip_grad_norm, make_optimizer
 from lit_sb3_core.sdk.fast_path import plain_calls
 
@@ -186,6 +187,14 @@ class OffPolicyAlgorithm(RLAlgorithm):
     ) -> None:
         check_positive_int("buffer_size", buffer_size)
         check_positive_int("batch_size", batch_size)
+        check_at_most(
+            "batch_size",
+            batch_size,
+            "buffer_size",
+            buffer_size,
+            "Each gradient step samples batch_size transitions from the buffer: raise buffer_size or lower "
+            "batch_size.",
+        )
         check_positive_int("n_steps", n_steps)
         check_fraction("tau", tau)
         check_fraction("gamma", gamma)
@@ -260,7 +269,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 f"replay_buffer_class must be a class, an import path or a registered name, got {value!r}."
             )
         if ":" in value or "." in value:
-            return resolve_class(value, "replay_buffer_class")
+            return resolve_named_class("buffer", value, field="replay_buffer_class")  # type: ignore[no-any-return]
         from lit_sb3_core.registry import registry as _registry
 
         return _registry.get_buffer_class(value)  # UnknownNameError lists the registered buffers

@@ -25,7 +25,14 @@ from gymnasium import spaces
 from lit_sb3_core.data.rollout_buffer import RolloutBuffer
 from lit_sb3_core.engine.lightning_internals import SIGTERMException, attached_trainer
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
+from lit_sb3_core.foundation.checks import (
+    check_bool,
+    check_fraction,
+    check_int,
+    check_number,
+    check_positive_int,
+    check_positive_number,
+)
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
 from lit_sb3_core.nets.actor_critic import ACTOR_CRITIC_ALIASES, ActorCriticPolicy
@@ -86,18 +93,16 @@ class OnPolicyAlgorithm(RLAlgorithm):
         check_positive_int("n_steps", n_steps)
         check_fraction("gamma", gamma)
         check_fraction("gae_lambda", gae_lambda)
-        if isinstance(sde_sample_freq, bool) or not isinstance(sde_sample_freq, (int, np.integer)):
-            raise ConfigurationError(
-                f"sde_sample_freq must be an integer (-1: once per rollout), got {sde_sample_freq!r}."
-            )
-        self.use_sde = bool(use_sde)
-        self.sde_sample_freq = int(sde_sample_freq)
+        self.use_sde = check_bool("use_sde", use_sde)
+        self.sde_sample_freq = check_int(
+            "sde_sample_freq", sde_sample_freq, minimum=-1
+        )  # -1: once per rollout
         self.n_steps = n_steps
         self.gamma = gamma
         self.gae_lambda = gae_lambda
-        self.ent_coef = ent_coef
-        self.vf_coef = vf_coef
-        self.max_grad_norm = max_grad_norm
+        self.ent_coef = check_number("ent_coef", ent_coef, minimum=0)
+        self.vf_coef = check_number("vf_coef", vf_coef, minimum=0)
+        self.max_grad_norm = check_positive_number("max_grad_norm", max_grad_norm, allow_none=True)
         self.rollout_buffer: RolloutBuffer | None = None
         super().__init__(
             policy=policy,

@@ -23,12 +23,20 @@ import torch.nn.functional as F
 
 from lit_sb3_a2c.hyperparams import TUNED
 from lit_sb3_a2c.rmsprop_tf_like import RMSpropTFLike
-from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import ACTOR_CRITIC_ALIASES, OnPolicyAlgorithm, Schedule, explained_variance
+from lit_sb3_core.sdk import (
+    ACTOR_CRITIC_ALIASES,
+    OnPolicyAlgorithm,
+    Schedule,
+    check_bool,
+    check_number,
+    explained_variance,
+    resolve_named_class,
+)
 
 __all__ = ["A2C", "OPTIMIZER_ALIASES"]
 
 # Short names accepted for ``policy_kwargs["optimizer_class"]`` (case-insensitive), so configs stay plain.
+# The plugin registers them (lit_sb3_register_optimizers), so model files may name them too.
 OPTIMIZER_ALIASES: dict[str, type[torch.optim.Optimizer]] = {
     "rmsprop_tf_like": RMSpropTFLike,
     "rmsproptflike": RMSpropTFLike,
@@ -96,19 +104,9 @@ class A2C(OnPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
     ) -> None:
-        if (
-            isinstance(rms_prop_eps, bool)
-            or not isinstance(rms_prop_eps, (int, float))
-            or not rms_prop_eps >= 0
-        ):
-            raise ConfigurationError(f"A2C rms_prop_eps must be a number >= 0, got {rms_prop_eps!r}.")
-        if max_grad_norm is not None and not max_grad_norm > 0:
-            raise ConfigurationError(
-                f"A2C max_grad_norm must be positive (or None to disable clipping), got {max_grad_norm!r}."
-            )
-        self.rms_prop_eps = rms_prop_eps
-        self.use_rms_prop = use_rms_prop
-        self.normalize_advantage = normalize_advantage
+        self.rms_prop_eps = check_number("rms_prop_eps", rms_prop_eps, minimum=0)
+        self.use_rms_prop = check_bool("use_rms_prop", use_rms_prop)
+        self.normalize_advantage = check_bool("normalize_advantage", normalize_advantage)
         super().__init__(
             policy=policy,
             env=env,
@@ -139,13 +137,9 @@ class A2C(OnPolicyAlgorithm):
                 kwargs["optimizer_class"] = torch.optim.RMSprop
                 kwargs["optimizer_kwargs"] = {"alpha": 0.99, "eps": self.rms_prop_eps, "weight_decay": 0}
         else:
-            if isinstance(optimizer_class, str) and optimizer_class.lower() in OPTIMIZER_ALIASES:
-                optimizer_class = kwargs["optimizer_class"] = OPTIMIZER_ALIASES[optimizer_class.lower()]
-            elif isinstance(optimizer_class, str) and not any(sep in optimizer_class for sep in ".:"):
-                raise ConfigurationError(
-                    f"A2C: unknown optimizer_class {optimizer_class!r} in policy_kwargs. Use one of "
-                    f"{', '.join(sorted(OPTIMIZER_ALIASES))}, an import path 'package.module:Class', or a class."
-                )
+            optimizer_class = kwargs["optimizer_class"] = resolve_named_class(
+                "optimizer", optimizer_class, field="policy_kwargs.optimizer_class"
+            )
             if kwargs.get("optimizer_kwargs") is None and optimizer_class is not torch.optim.Adam:
                 # SB3 adds eps=1e-5 for Adam only; other optimizers keep their own defaults.
                 kwargs["optimizer_kwargs"] = {}

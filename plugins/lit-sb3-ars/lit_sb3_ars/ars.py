@@ -39,15 +39,18 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 from lit_sb3_ars.hyperparams import TUNED
 from lit_sb3_ars.policies import ARS_POLICY_ALIASES, ARSPolicy
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import RLAlgorithm, Schedule, make_schedule, obs_to_tensor, to_numpy
+from lit_sb3_core.sdk import (
+    RLAlgorithm,
+    Schedule,
+    check_bool,
+    check_number,
+    check_positive_int,
+    make_schedule,
+    obs_to_tensor,
+    to_numpy,
+)
 
 __all__ = ["ARS"]
-
-
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ConfigurationError(f"ARS {name} must be a positive integer, got {value!r}.")
-    return int(value)
 
 
 class ARS(RLAlgorithm):
@@ -106,21 +109,19 @@ class ARS(RLAlgorithm):
         verbose: int = 0,
         device: str = "cpu",
     ) -> None:
-        self.n_delta = _positive_int("n_delta", n_delta)
+        self.n_delta = check_positive_int("n_delta", n_delta)
         if n_top is None:
             n_top = n_delta
-        self.n_top = _positive_int("n_top", n_top)
+        self.n_top = check_positive_int("n_top", n_top)
         if self.n_top > self.n_delta:
             warnings.warn(
                 f"n_top = {n_top} > n_delta = {n_delta}, setting n_top = n_delta", UserWarning, stacklevel=2
             )
             self.n_top = self.n_delta
-        self.n_eval_episodes = _positive_int("n_eval_episodes", n_eval_episodes)
-        if isinstance(alive_bonus_offset, bool) or not isinstance(alive_bonus_offset, (int, float)):
-            raise ConfigurationError(f"ARS alive_bonus_offset must be a number, got {alive_bonus_offset!r}.")
-        self.alive_bonus_offset = float(alive_bonus_offset)
+        self.n_eval_episodes = check_positive_int("n_eval_episodes", n_eval_episodes)
+        self.alive_bonus_offset = check_number("alive_bonus_offset", alive_bonus_offset)
         self.delta_std_schedule = make_schedule(delta_std, "delta_std")
-        self.zero_policy = bool(zero_policy)
+        self.zero_policy = check_bool("zero_policy", zero_policy)
         self.pop_size = 2 * self.n_delta
         self.n_params = 0
         self._episode_metrics: dict[str, float] = {}

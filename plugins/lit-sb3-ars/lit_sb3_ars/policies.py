@@ -22,7 +22,7 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import ObsPreprocessor, describe_space, flat_feature_dim, resolve_class
+from lit_sb3_core.sdk import ObsPreprocessor, describe_space, flat_feature_dim, resolve_named_class
 
 __all__ = ["ARS_POLICY_ALIASES", "ARSLinearPolicy", "ARSPolicy"]
 
@@ -73,11 +73,7 @@ class ARSPolicy(nn.Module):
                 f"ARS policies output Box or Discrete actions, not {describe_space(action_space)}."
             )
         net_arch = [64, 64] if net_arch is None else [int(size) for size in net_arch]
-        activation = resolve_class(activation_fn, "activation_fn")
-        if not (isinstance(activation, type) and issubclass(activation, nn.Module)):
-            raise ConfigurationError(
-                f"activation_fn must be an nn.Module class or name, got {activation_fn!r}."
-            )
+        activation = resolve_named_class("activation", activation_fn, field="policy_kwargs.activation_fn")
         self.observation_space = observation_space
         self.action_space = action_space
         self.net_arch = net_arch

@@ -33,7 +33,15 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import ActionNoise, OffPolicyAlgorithm, Schedule, TrainFreq, describe_space
+from lit_sb3_core.sdk import (
+    ActionNoise,
+    OffPolicyAlgorithm,
+    Schedule,
+    TrainFreq,
+    check_int,
+    check_positive_int,
+    describe_space,
+)
 from lit_sb3_crossq.batch_renorm import set_training
 from lit_sb3_crossq.hyperparams import TUNED
 from lit_sb3_crossq.policies import CROSSQ_POLICY_ALIASES, CrossQPolicy
@@ -128,14 +136,9 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
                 "exploration."
             )
         self._init_temperature(ent_coef, target_entropy)
-        if isinstance(policy_delay, bool) or not isinstance(policy_delay, int) or policy_delay < 1:
-            raise ConfigurationError(f"CrossQ policy_delay must be a positive integer, got {policy_delay!r}.")
-        if isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size == 1:
-            raise ConfigurationError(
-                "CrossQ batch_size must be at least 2: its Batch Renorm layers normalize with the statistics "
-                "of each minibatch."
-            )
-        self.policy_delay = policy_delay
+        self.policy_delay = check_positive_int("policy_delay", policy_delay)
+        # Batch Renorm layers normalize with the statistics of each minibatch: at least 2 samples.
+        check_int("batch_size", batch_size, minimum=2)
         super().__init__(
             policy=policy,
             env=env,

@@ -21,8 +21,11 @@ from lit_sb3_core.sdk import (
     OffPolicyPolicy,
     SquashedGaussianActor,
     actor_critic_arch,
+    check_non_negative_int,
+    check_number,
+    check_positive_number,
     describe_space,
-    resolve_class,
+    resolve_named_class,
 )
 from lit_sb3_crossq.batch_renorm import BatchRenorm
 
@@ -177,7 +180,9 @@ class CrossQPolicy(OffPolicyPolicy):
                 f"{type(self).__name__} needs Box actions, got {describe_space(action_space)}."
             )
         _check_batch_norm_settings(batch_norm_momentum, batch_norm_eps, renorm_warmup_steps)
-        optimizer_class = resolve_class(optimizer_class, "optimizer_class")
+        optimizer_class = resolve_named_class(
+            "optimizer", optimizer_class, field="policy_kwargs.optimizer_class"
+        )
         if optimizer_kwargs is None and optimizer_class in (torch.optim.Adam, torch.optim.AdamW):
             optimizer_kwargs = {"betas": (0.5, 0.999)}
         super().__init__(
@@ -197,7 +202,7 @@ class CrossQPolicy(OffPolicyPolicy):
             actor_arch, critic_arch = [256, 256], [1024, 1024]
         else:
             actor_arch, critic_arch = actor_critic_arch(net_arch, [256, 256])
-        activation = resolve_class(activation_fn, "activation_fn")
+        activation = resolve_named_class("activation", activation_fn, field="policy_kwargs.activation_fn")
         norm: NormFactory | None = (
             partial(
                 BatchRenorm,
@@ -226,21 +231,11 @@ class CrossQPolicy(OffPolicyPolicy):
 
 
 def _check_batch_norm_settings(momentum: Any, eps: Any, warmup_steps: Any) -> None:
-    def number(value: Any) -> bool:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-    if not number(momentum) or not 0 < momentum <= 1:
-        raise ConfigurationError(
-            f"batch_norm_momentum must be in (0, 1] (the weight of each new batch in the running statistics; "
-            f"sb3-contrib's default is 0.01), got {momentum!r}."
-        )
-    if not number(eps) or not eps > 0:
-        raise ConfigurationError(f"batch_norm_eps must be a positive number such as 0.001, got {eps!r}.")
-    if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, (int, np.integer)) or warmup_steps < 0:
-        raise ConfigurationError(
-            f"renorm_warmup_steps must be a non-negative integer (forward passes of plain batch norm before "
-            f"renormalizing), got {warmup_steps!r}."
-        )
+    # momentum: the weight of each new batch in the running statistics (sb3-contrib's default 0.01);
+    # warm-up: forward passes of plain batch norm before renormalizing.
+    check_number("batch_norm_momentum", momentum, minimum=0, exclusive_minimum=True, maximum=1)
+    check_positive_number("batch_norm_eps", eps)
+    check_non_negative_int("renorm_warmup_steps", warmup_steps)
 
 
 CROSSQ_POLICY_ALIASES: dict[str, Any] = {"MlpPolicy": CrossQPolicy}

@@ -227,7 +227,7 @@ def test_unsupported_spaces_and_bad_arguments_are_refused() -> None:
         CrossQ(use_sde=True)
     with pytest.raises(ConfigurationError, match="policy_delay"):
         CrossQ(policy_delay=0)
-    with pytest.raises(ConfigurationError, match="at least 2"):
+    with pytest.raises(ConfigurationError, match="batch_size must be an integer >= 2"):
         CrossQ(batch_size=1)
     for name, value in (("batch_norm_momentum", 0.0), ("batch_norm_eps", -1.0), ("renorm_warmup_steps", -5)):
         with pytest.raises(ConfigurationError, match=name):

@@ -23,8 +23,16 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
-from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import OffPolicyAlgorithm, Schedule, TrainFreq, obs_to_tensor, update_target
+from lit_sb3_core.sdk import (
+    OffPolicyAlgorithm,
+    Schedule,
+    TrainFreq,
+    check_fraction,
+    check_positive_int,
+    check_positive_number,
+    obs_to_tensor,
+    update_target,
+)
 from lit_sb3_dqn.hyperparams import TUNED
 from lit_sb3_dqn.policies import DQN_POLICY_ALIASES, DQNPolicy
 
@@ -105,33 +113,11 @@ class DQN(OffPolicyAlgorithm):
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
     ) -> None:
-        if (
-            isinstance(target_update_interval, bool)
-            or not isinstance(target_update_interval, int)
-            or target_update_interval < 1
-        ):
-            raise ConfigurationError(
-                f"{type(self).__name__} target_update_interval must be a positive integer (environment steps), "
-                f"got {target_update_interval!r}."
-            )
-        for name, value in (
-            ("exploration_fraction", exploration_fraction),
-            ("exploration_initial_eps", exploration_initial_eps),
-            ("exploration_final_eps", exploration_final_eps),
-        ):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise ConfigurationError(
-                    f"{type(self).__name__} {name} must be a number in [0, 1], got {value!r}."
-                )
-        if max_grad_norm is not None and not max_grad_norm > 0:
-            raise ConfigurationError(
-                f"{type(self).__name__} max_grad_norm must be positive or None, got {max_grad_norm!r}."
-            )
-        self.target_update_interval = target_update_interval
-        self.exploration_fraction = float(exploration_fraction)
-        self.exploration_initial_eps = float(exploration_initial_eps)
-        self.exploration_final_eps = float(exploration_final_eps)
-        self.max_grad_norm = max_grad_norm
+        self.target_update_interval = check_positive_int("target_update_interval", target_update_interval)
+        self.exploration_fraction = check_fraction("exploration_fraction", exploration_fraction)
+        self.exploration_initial_eps = check_fraction("exploration_initial_eps", exploration_initial_eps)
+        self.exploration_final_eps = check_fraction("exploration_final_eps", exploration_final_eps)
+        self.max_grad_norm = check_positive_number("max_grad_norm", max_grad_norm, allow_none=True)
         self.exploration_rate = 0.0
         super().__init__(
             policy=policy,

@@ -17,7 +17,7 @@ from lit_sb3_core.sdk import (
     QNetwork,
     describe_space,
     freeze,
-    resolve_class,
+    resolve_named_class,
 )
 
 __all__ = ["DQN_POLICY_ALIASES", "CnnPolicy", "DQNPolicy", "MultiInputPolicy"]
@@ -63,7 +63,9 @@ class DQNPolicy(OffPolicyPolicy):
         if net_arch is None:
             net_arch = [] if self.features_extractor_class is NatureCNN else [64, 64]
         self.net_arch = list(net_arch)
-        self.activation_fn = resolve_class(activation_fn, "activation_fn")
+        self.activation_fn = resolve_named_class(
+            "activation", activation_fn, field="policy_kwargs.activation_fn"
+        )
         self.q_net = self.make_q_net()
         self.q_net_target = self.make_q_net()
         self.q_net_target.load_state_dict(self.q_net.state_dict())

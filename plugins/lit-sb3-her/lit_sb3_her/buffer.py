@@ -48,7 +48,7 @@ from gymnasium import spaces
 from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv, VectorEnv
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import DictReplayBuffer, ReplaySamples, describe_space
+from lit_sb3_core.sdk import DictReplayBuffer, ReplaySamples, check_non_negative_int, describe_space
 
 __all__ = ["GoalSelectionStrategy", "HerReplayBuffer"]
 
@@ -180,15 +180,7 @@ class HerReplayBuffer(DictReplayBuffer):
                 "the step infos to the replay buffer, and they could not be saved without pickle. Leave it "
                 "False (compute_reward then gets an empty info dict per transition, SB3's default)."
             )
-        if (
-            isinstance(n_sampled_goal, bool)
-            or not isinstance(n_sampled_goal, (int, np.integer))
-            or n_sampled_goal < 0
-        ):
-            raise ConfigurationError(
-                f"n_sampled_goal must be a non-negative integer (virtual transitions per real one), got "
-                f"{n_sampled_goal!r}."
-            )
+        check_non_negative_int("n_sampled_goal", n_sampled_goal)  # virtual transitions per real one
         super().__init__(
             buffer_size,
             observation_space,
@@ -392,6 +384,9 @@ class HerReplayBuffer(DictReplayBuffer):
         arrays["ep_start"] = self.ep_start[:rows]
         arrays["ep_length"] = self.ep_length[:rows]
         return arrays
+
+    def storage_targets(self) -> dict[str, np.ndarray]:
+        return {**super().storage_targets(), "ep_start": self.ep_start, "ep_length": self.ep_length}
 
     def restore_storage(self, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         her = header.get("her")

@@ -23,7 +23,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.sdk import check_positive_int
 
 __all__ = ["BitFlippingEnv"]
 
@@ -44,14 +44,10 @@ class BitFlippingEnv(gym.Env[dict[str, np.ndarray], Any]):
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 -- gymnasium.Env declares it so
 
     def __init__(self, n_bits: int = 10, continuous: bool = False, max_steps: int | None = None) -> None:
-        if isinstance(n_bits, bool) or not isinstance(n_bits, (int, np.integer)) or n_bits < 1:
-            raise ConfigurationError(f"BitFlippingEnv n_bits must be a positive integer, got {n_bits!r}.")
+        check_positive_int("n_bits", n_bits)
         if max_steps is None:
             max_steps = int(n_bits)
-        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
-            raise ConfigurationError(
-                f"BitFlippingEnv max_steps must be a positive integer (or None for n_bits), got {max_steps!r}."
-            )
+        check_positive_int("max_steps", max_steps)
         self.n_bits = int(n_bits)
         self.continuous = bool(continuous)
         self.max_steps = int(max_steps)

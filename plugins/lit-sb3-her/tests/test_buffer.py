@@ -221,6 +221,17 @@ def test_save_and_load_keep_bookkeeping_settings_and_sampling(tmp_path: Path) ->
     np.testing.assert_array_equal(loaded.ep_length, buffer.ep_length)
 
 
+def test_a_file_whose_episode_bookkeeping_does_not_fit_is_refused(tmp_path: Path) -> None:
+    buffer = make_buffer(rows=12, n_envs=2)
+    fill(buffer, [[4, 3, 5], [2, 5, 4]])
+    with np.load(buffer.save(tmp_path / "her"), allow_pickle=False) as data:
+        contents = {name: data[name] for name in data.files}
+    contents["ep_start"] = np.zeros((5, 3), np.int64)  # three envs' bookkeeping for a two-env buffer
+    np.savez(tmp_path / "tampered.npz", **contents)
+    with pytest.raises(ConfigurationError, match=r"'ep_start' of shape \(5, 3\)"):
+        HerReplayBuffer.load(tmp_path / "tampered.npz")
+
+
 def test_checkpoint_state_round_trips_with_weights_only(tmp_path: Path) -> None:
     buffer = make_buffer(rows=20, goal_selection_strategy="episode")
     fill(buffer, [[4, 5, 3]])

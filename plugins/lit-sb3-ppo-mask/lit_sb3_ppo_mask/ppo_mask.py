@@ -23,7 +23,7 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import PolicyModule, Schedule, describe_space, obs_to_tensor
+from lit_sb3_core.sdk import PolicyModule, Schedule, check_bool, describe_space, obs_to_tensor
 from lit_sb3_ppo.ppo import PPO
 from lit_sb3_ppo_mask.action_masks import get_action_masks
 from lit_sb3_ppo_mask.buffers import MaskableRolloutBatch, MaskableRolloutBuffer
@@ -108,9 +108,7 @@ class MaskablePPO(PPO):
         device: str = "auto",
         use_masking: bool = True,
     ) -> None:
-        if not isinstance(use_masking, (bool, np.bool_)):
-            raise ConfigurationError(f"MaskablePPO use_masking must be True or False, got {use_masking!r}.")
-        self.use_masking = bool(use_masking)
+        self.use_masking = check_bool("use_masking", use_masking)
         super().__init__(
             policy=policy,
             env=env,

@@ -36,6 +36,7 @@ from lit_sb3_core.sdk import (
     MlpExtractor,
     NatureCNN,
     NetArch,
+    check_positive_int,
 )
 
 __all__ = [
@@ -125,9 +126,8 @@ class RecurrentActorCriticPolicy(ActorCriticPolicy):
         enable_critic_lstm: bool = True,
         lstm_kwargs: dict[str, Any] | None = None,
     ) -> None:
-        for name, value in (("lstm_hidden_size", lstm_hidden_size), ("n_lstm_layers", n_lstm_layers)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}.")
+        check_positive_int("lstm_hidden_size", lstm_hidden_size)
+        check_positive_int("n_lstm_layers", n_lstm_layers)
         if shared_lstm and enable_critic_lstm:
             raise ConfigurationError(
                 "shared_lstm=True and enable_critic_lstm=True both give the critic an LSTM: choose one, e.g. "

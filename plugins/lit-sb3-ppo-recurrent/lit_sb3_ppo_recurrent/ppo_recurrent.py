@@ -23,6 +23,7 @@ What changes from PPO:
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,6 +34,10 @@ from lit_sb3_core.sdk import (
     OnPolicyAlgorithm,
     PolicyModule,
     Schedule,
+    check_bool,
+    check_int,
+    check_positive_int,
+    check_positive_number,
     explained_variance,
     make_schedule,
     obs_to_tensor,
@@ -116,27 +121,15 @@ class RecurrentPPO(OnPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
     ) -> None:
-        if batch_size is not None and (
-            isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2
-        ):
-            raise ConfigurationError(
-                f"RecurrentPPO batch_size must be an integer > 1 (advantages are normalised per minibatch) or "
-                f"None (the whole rollout), got {batch_size!r}."
-            )
-        if isinstance(n_epochs, bool) or not isinstance(n_epochs, int) or n_epochs < 1:
-            raise ConfigurationError(f"RecurrentPPO n_epochs must be a positive integer, got {n_epochs!r}.")
-        if target_kl is not None and not target_kl > 0:
-            raise ConfigurationError(f"RecurrentPPO target_kl must be positive or None, got {target_kl!r}.")
-        if isinstance(clip_range_vf, (int, float)) and not clip_range_vf > 0:
-            raise ConfigurationError(
-                f"RecurrentPPO clip_range_vf must be positive, got {clip_range_vf!r}; pass None to disable it."
-            )
-        self.batch_size = batch_size
-        self.n_epochs = n_epochs
+        # Advantages are normalized per minibatch (at least 2 samples); None: the whole rollout.
+        self.batch_size = check_int("batch_size", batch_size, minimum=2, allow_none=True)
+        self.n_epochs = check_positive_int("n_epochs", n_epochs)
+        if isinstance(clip_range_vf, (int, float)):  # None disables it; a schedule string is checked below
+            check_positive_number("clip_range_vf", clip_range_vf)
         self.clip_range = make_schedule(clip_range, "clip_range")
         self.clip_range_vf = None if clip_range_vf is None else make_schedule(clip_range_vf, "clip_range_vf")
-        self.normalize_advantage = normalize_advantage
-        self.target_kl = target_kl
+        self.normalize_advantage = check_bool("normalize_advantage", normalize_advantage)
+        self.target_kl = check_positive_number("target_kl", target_kl, allow_none=True)
         self.rollout_buffer: RecurrentRolloutBuffer | None = None
         self._last_lstm_states: RNNStates | None = None
         super().__init__(
@@ -157,6 +150,16 @@ class RecurrentPPO(OnPolicyAlgorithm):
             device=device,
             tensorboard_log=tensorboard_log,
         )
+
+    def validate_rollout_size(self, rollout_size: int) -> None:
+        # sb3-contrib trains on one minibatch of the whole rollout then; said, not refused (its configs do it).
+        if self.batch_size is not None and self.batch_size > rollout_size:
+            warnings.warn(
+                f"RecurrentPPO: batch_size={self.batch_size} is larger than the rollout ({rollout_size} = n_steps * "
+                "n_envs), so each epoch is one minibatch of the whole rollout. Pass batch_size=None to say so.",
+                UserWarning,
+                stacklevel=2,
+            )
 
     def make_policy(
         self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]

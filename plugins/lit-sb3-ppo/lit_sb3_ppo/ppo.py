@@ -19,11 +19,15 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
-from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
     ACTOR_CRITIC_ALIASES,
     OnPolicyAlgorithm,
     Schedule,
+    check_at_most,
+    check_bool,
+    check_int,
+    check_positive_int,
+    check_positive_number,
     explained_variance,
     make_schedule,
 )
@@ -95,21 +99,14 @@ class PPO(OnPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
     ) -> None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2:
-            raise ConfigurationError(
-                f"PPO batch_size must be an integer > 1 (advantages are normalised per minibatch), got "
-                f"{batch_size!r}."
-            )
-        if isinstance(n_epochs, bool) or not isinstance(n_epochs, int) or n_epochs < 1:
-            raise ConfigurationError(f"PPO n_epochs must be a positive integer, got {n_epochs!r}.")
-        if target_kl is not None and not target_kl > 0:
-            raise ConfigurationError(f"PPO target_kl must be positive or None, got {target_kl!r}.")
-        self.batch_size = batch_size
-        self.n_epochs = n_epochs
+        self.batch_size = check_int(
+            "batch_size", batch_size, minimum=2
+        )  # advantages are normalized per minibatch
+        self.n_epochs = check_positive_int("n_epochs", n_epochs)
         self.clip_range = make_schedule(clip_range, "clip_range")
         self.clip_range_vf = None if clip_range_vf is None else make_schedule(clip_range_vf, "clip_range_vf")
-        self.normalize_advantage = normalize_advantage
-        self.target_kl = target_kl
+        self.normalize_advantage = check_bool("normalize_advantage", normalize_advantage)
+        self.target_kl = check_positive_number("target_kl", target_kl, allow_none=True)
         super().__init__(
             policy=policy,
             env=env,
@@ -130,6 +127,18 @@ class PPO(OnPolicyAlgorithm):
         )
 
     def validate_rollout_size(self, rollout_size: int) -> None:
+        # Under DDP each process trains on its own rollout; a minibatch larger than one process's rollout but
+        # not the run's (an SB3 config split over processes) trains on the whole rollout, as SB3 would.
+        processes = self.world_size
+        total, name = rollout_size * processes, "n_steps * n_envs" + (" * processes" if processes > 1 else "")
+        check_at_most(
+            "batch_size",
+            self.batch_size,
+            name,
+            total,
+            f"A minibatch is part of one rollout: lower batch_size to {total} or less, or collect more "
+            "steps per rollout (n_steps, n_envs).",
+        )
         remainder = rollout_size % self.batch_size
         if remainder:
             warnings.warn(

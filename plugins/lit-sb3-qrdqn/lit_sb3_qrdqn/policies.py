@@ -7,8 +7,7 @@ from typing import Any
 import torch
 from gymnasium import spaces
 
-from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import CombinedExtractor, NatureCNN, QNetwork
+from lit_sb3_core.sdk import CombinedExtractor, NatureCNN, QNetwork, check_positive_int
 from lit_sb3_dqn.policies import DQNPolicy
 
 __all__ = ["QRDQN_POLICY_ALIASES", "CnnPolicy", "MultiInputPolicy", "QRDQNPolicy", "QuantileNetwork"]
@@ -40,9 +39,7 @@ class QRDQNPolicy(DQNPolicy):
         n_quantiles: int = 200,
         **kwargs: Any,
     ) -> None:
-        if isinstance(n_quantiles, bool) or not isinstance(n_quantiles, int) or n_quantiles < 1:
-            raise ConfigurationError(f"n_quantiles must be a positive integer, got {n_quantiles!r}.")
-        self.n_quantiles = n_quantiles
+        self.n_quantiles = check_positive_int("n_quantiles", n_quantiles)
         super().__init__(observation_space, action_space, **kwargs)
 
     def make_q_net(self) -> QuantileNetwork:

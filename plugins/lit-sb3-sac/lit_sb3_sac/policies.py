@@ -20,7 +20,7 @@ from lit_sb3_core.sdk import (
     SquashedGaussianActor,
     actor_critic_arch,
     describe_space,
-    resolve_class,
+    resolve_named_class,
 )
 
 __all__ = ["SAC_POLICY_ALIASES", "CnnPolicy", "MultiInputPolicy", "SACPolicy"]
@@ -90,7 +90,7 @@ class SACPolicy(OffPolicyPolicy):
         self.use_expln, self.clip_mean = use_expln, clip_mean
         self.share_features_extractor = share_features_extractor
         actor_arch, critic_arch = actor_critic_arch(net_arch, [256, 256])
-        activation = resolve_class(activation_fn, "activation_fn")
+        activation = resolve_named_class("activation", activation_fn, field="policy_kwargs.activation_fn")
         action_dim = int(np.prod(action_space.shape))
         self.actor = SquashedGaussianActor(
             self.make_features_extractor(),

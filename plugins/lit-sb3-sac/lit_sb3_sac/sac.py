@@ -35,7 +35,17 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import ActionNoise, OffPolicyAlgorithm, Schedule, TrainFreq, update_target
+from lit_sb3_core.sdk import (
+    ActionNoise,
+    OffPolicyAlgorithm,
+    Schedule,
+    TrainFreq,
+    check_bool,
+    check_int,
+    check_number,
+    check_positive_int,
+    update_target,
+)
 from lit_sb3_sac.hyperparams import TUNED
 from lit_sb3_sac.policies import SAC_POLICY_ALIASES, SACPolicy
 
@@ -56,17 +66,13 @@ def parse_ent_coef(ent_coef: Any) -> tuple[bool, float]:
                 value = float(ent_coef[5:])
             except ValueError:
                 value = float("nan")
-            if value > 0:
+            if 0 < value < float("inf"):
                 return True, value
         raise ConfigurationError(
             f"ent_coef={ent_coef!r} is not valid: use 'auto' (learned, starting at 1), 'auto_<initial value>' "
             "such as 'auto_0.1', or a fixed non-negative number."
         )
-    if isinstance(ent_coef, bool) or not isinstance(ent_coef, (int, float)) or not ent_coef >= 0:
-        raise ConfigurationError(
-            f"ent_coef must be 'auto', 'auto_<value>' or a non-negative number, got {ent_coef!r}."
-        )
-    return False, float(ent_coef)
+    return False, check_number("ent_coef", ent_coef, minimum=0)  # finite: inf or NaN would train on NaN
 
 
 class EntropyTemperature:
@@ -191,15 +197,9 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
     ) -> None:
-        if not isinstance(use_sde, bool) or not isinstance(use_sde_at_warmup, bool):
-            raise ConfigurationError(
-                f"use_sde and use_sde_at_warmup must be True or False, got {use_sde!r} and {use_sde_at_warmup!r}."
-            )
-        if isinstance(sde_sample_freq, bool) or not isinstance(sde_sample_freq, (int, np.integer)):
-            raise ConfigurationError(
-                f"sde_sample_freq must be an integer (-1: draw the gSDE noise only at the start of each "
-                f"train_freq chunk), got {sde_sample_freq!r}."
-            )
+        check_bool("use_sde", use_sde)
+        check_bool("use_sde_at_warmup", use_sde_at_warmup)
+        check_int("sde_sample_freq", sde_sample_freq, minimum=-1)  # -1: once per train_freq chunk
         if use_sde_at_warmup and not use_sde:
             raise ConfigurationError(
                 "use_sde_at_warmup=True acts with the gSDE policy during the warm-up, which needs "
@@ -210,15 +210,7 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         self.use_sde_at_warmup = use_sde_at_warmup
         self._sde_steps = 0
         self._init_temperature(ent_coef, target_entropy)
-        if (
-            isinstance(target_update_interval, bool)
-            or not isinstance(target_update_interval, int)
-            or target_update_interval < 1
-        ):
-            raise ConfigurationError(
-                f"target_update_interval must be a positive integer, got {target_update_interval!r}."
-            )
-        self.target_update_interval = target_update_interval
+        self.target_update_interval = check_positive_int("target_update_interval", target_update_interval)
         super().__init__(
             policy=policy,
             env=env,

@@ -22,7 +22,7 @@ from lit_sb3_core.sdk import (
     actor_critic_arch,
     describe_space,
     freeze,
-    resolve_class,
+    resolve_named_class,
 )
 
 __all__ = ["TD3_POLICY_ALIASES", "CnnPolicy", "MultiInputPolicy", "TD3Policy"]
@@ -72,7 +72,7 @@ class TD3Policy(OffPolicyPolicy):
         )
         default = [256, 256] if self.features_extractor_class is NatureCNN else [400, 300]
         actor_arch, critic_arch = actor_critic_arch(net_arch, default)
-        activation = resolve_class(activation_fn, "activation_fn")
+        activation = resolve_named_class("activation", activation_fn, field="policy_kwargs.activation_fn")
         action_dim = int(np.prod(action_space.shape))
         self.share_features_extractor = share_features_extractor
         self.actor = DeterministicActor(self.make_features_extractor(), action_dim, actor_arch, activation)

@@ -24,8 +24,15 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
-from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import ActionNoise, OffPolicyAlgorithm, Schedule, TrainFreq, update_target
+from lit_sb3_core.sdk import (
+    ActionNoise,
+    OffPolicyAlgorithm,
+    Schedule,
+    TrainFreq,
+    check_number,
+    check_positive_int,
+    update_target,
+)
 from lit_sb3_td3.hyperparams import TUNED
 from lit_sb3_td3.policies import TD3_POLICY_ALIASES, TD3Policy
 
@@ -101,21 +108,9 @@ class TD3(OffPolicyAlgorithm):
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
     ) -> None:
-        if isinstance(policy_delay, bool) or not isinstance(policy_delay, int) or policy_delay < 1:
-            raise ConfigurationError(
-                f"{type(self).__name__} policy_delay must be a positive integer, got {policy_delay!r}."
-            )
-        for name, value in (
-            ("target_policy_noise", target_policy_noise),
-            ("target_noise_clip", target_noise_clip),
-        ):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ConfigurationError(
-                    f"{type(self).__name__} {name} must be a non-negative number, got {value!r}."
-                )
-        self.policy_delay = policy_delay
-        self.target_policy_noise = float(target_policy_noise)
-        self.target_noise_clip = float(target_noise_clip)
+        self.policy_delay = check_positive_int("policy_delay", policy_delay)
+        self.target_policy_noise = check_number("target_policy_noise", target_policy_noise, minimum=0)
+        self.target_noise_clip = check_number("target_noise_clip", target_noise_clip, minimum=0)
         super().__init__(
             policy=policy,
             env=env,

@@ -15,7 +15,6 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
     BaseFeaturesExtractor,
     CombinedExtractor,
@@ -23,19 +22,14 @@ from lit_sb3_core.sdk import (
     NatureCNN,
     OffPolicyNetArch,
     actor_critic_arch,
+    check_positive_int,
     create_mlp,
     freeze,
-    resolve_class,
+    resolve_named_class,
 )
 from lit_sb3_sac.policies import SACPolicy
 
 __all__ = ["TQC_POLICY_ALIASES", "CnnPolicy", "MultiInputPolicy", "QuantileCritic", "TQCPolicy"]
-
-
-def _check_positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigurationError(f"{name} must be a positive integer, got {value!r}.")
-    return value
 
 
 class QuantileCritic(ContinuousCritic):
@@ -65,7 +59,7 @@ class QuantileCritic(ContinuousCritic):
         n_quantiles: int = 25,
         share_features_extractor: bool = False,
     ) -> None:
-        _check_positive_int("n_quantiles", n_quantiles)
+        check_positive_int("n_quantiles", n_quantiles)
         super().__init__(
             features_extractor, action_dim, net_arch, activation_fn, n_critics, share_features_extractor
         )
@@ -127,7 +121,7 @@ class TQCPolicy(SACPolicy):
         share_features_extractor: bool = False,
         **kwargs: Any,
     ) -> None:
-        _check_positive_int("n_quantiles", n_quantiles)
+        check_positive_int("n_quantiles", n_quantiles)
         super().__init__(
             observation_space,
             action_space,
@@ -147,7 +141,7 @@ class TQCPolicy(SACPolicy):
             extractor,
             self.n_actions,
             critic_arch,
-            resolve_class(activation_fn, "activation_fn"),
+            resolve_named_class("activation", activation_fn, field="policy_kwargs.activation_fn"),
             n_critics,
             n_quantiles,
             share_features_extractor,

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import torch
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import ActionNoise, Schedule, TrainFreq
+from lit_sb3_core.sdk import ActionNoise, Schedule, TrainFreq, check_non_negative_int
 from lit_sb3_qrdqn.qrdqn import quantile_huber_loss
 from lit_sb3_sac.sac import SAC
 from lit_sb3_tqc.hyperparams import TUNED
@@ -123,16 +123,10 @@ class TQC(SAC):
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
     ) -> None:
-        if (
-            isinstance(top_quantiles_to_drop_per_net, bool)
-            or not isinstance(top_quantiles_to_drop_per_net, int)
-            or top_quantiles_to_drop_per_net < 0
-        ):
-            raise ConfigurationError(
-                "top_quantiles_to_drop_per_net must be a non-negative integer (0 keeps every atom), got "
-                f"{top_quantiles_to_drop_per_net!r}."
-            )
-        self.top_quantiles_to_drop_per_net = top_quantiles_to_drop_per_net
+        # 0 keeps every atom
+        self.top_quantiles_to_drop_per_net = check_non_negative_int(
+            "top_quantiles_to_drop_per_net", top_quantiles_to_drop_per_net
+        )
         super().__init__(
             policy=policy,
             env=env,

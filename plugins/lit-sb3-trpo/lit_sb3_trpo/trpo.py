@@ -28,7 +28,6 @@ import math
 import warnings
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -38,6 +37,11 @@ from lit_sb3_core.sdk import (
     OnPolicyAlgorithm,
     RolloutBatch,
     Schedule,
+    check_at_most,
+    check_bool,
+    check_number,
+    check_positive_int,
+    check_positive_number,
     explained_variance,
 )
 from lit_sb3_trpo.hyperparams import TUNED
@@ -48,20 +52,6 @@ if TYPE_CHECKING:
 
 
 __all__ = ["TRPO"]
-
-
-def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ConfigurationError(f"TRPO {name} must be an integer >= {minimum}, got {value!r}.")
-    return int(value)
-
-
-def _positive_float(name: str, value: Any, allow_zero: bool = False) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ConfigurationError(f"TRPO {name} must be a finite number {bound}, got {value!r}.")
-    return float(value)
 
 
 def _every_kth(batch: RolloutBatch, k: int) -> RolloutBatch:
@@ -133,22 +123,24 @@ class TRPO(OnPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
     ) -> None:
-        self.batch_size = _positive_int("batch_size", batch_size)
-        self.cg_max_steps = _positive_int("cg_max_steps", cg_max_steps)
-        self.cg_damping = _positive_float("cg_damping", cg_damping, allow_zero=True)
-        self.line_search_shrinking_factor = _positive_float(
-            "line_search_shrinking_factor", line_search_shrinking_factor
+        self.batch_size = check_positive_int("batch_size", batch_size)
+        self.cg_max_steps = check_positive_int("cg_max_steps", cg_max_steps)
+        self.cg_damping = check_number("cg_damping", cg_damping, minimum=0)
+        # Each trial of the line search is shorter than the one before: a factor in (0, 1).
+        self.line_search_shrinking_factor = check_number(
+            "line_search_shrinking_factor", line_search_shrinking_factor, minimum=0, exclusive_minimum=True
         )
         if not self.line_search_shrinking_factor < 1:
             raise ConfigurationError(
-                f"TRPO line_search_shrinking_factor must be in (0, 1) so each trial is shorter, got "
-                f"{line_search_shrinking_factor!r}."
+                f"line_search_shrinking_factor must be in (0, 1) so each trial is shorter, got "
+                f"{line_search_shrinking_factor!r}.",
+                field="line_search_shrinking_factor",
             )
-        self.line_search_max_iter = _positive_int("line_search_max_iter", line_search_max_iter)
-        self.n_critic_updates = _positive_int("n_critic_updates", n_critic_updates)
-        self.target_kl = _positive_float("target_kl", target_kl)
-        self.sub_sampling_factor = _positive_int("sub_sampling_factor", sub_sampling_factor)
-        self.normalize_advantage = normalize_advantage
+        self.line_search_max_iter = check_positive_int("line_search_max_iter", line_search_max_iter)
+        self.n_critic_updates = check_positive_int("n_critic_updates", n_critic_updates)
+        self.target_kl = check_positive_number("target_kl", target_kl)
+        self.sub_sampling_factor = check_positive_int("sub_sampling_factor", sub_sampling_factor)
+        self.normalize_advantage = check_bool("normalize_advantage", normalize_advantage)
         super().__init__(
             policy=policy,
             env=env,
@@ -176,6 +168,15 @@ class TRPO(OnPolicyAlgorithm):
                 f"n_envs, sub_sampling_factor={self.sub_sampling_factor}); advantage normalization needs at "
                 "least 2. Increase n_steps or n_envs, or lower sub_sampling_factor."
             )
+        processes = self.world_size
+        total, name = rollout_size * processes, "n_steps * n_envs" + (" * processes" if processes > 1 else "")
+        check_at_most(
+            "batch_size",
+            self.batch_size,
+            name,
+            total,
+            f"The critic's minibatches are part of one rollout: lower batch_size to {total} or less.",
+        )
         remainder = rollout_size % self.batch_size
         if remainder:
             warnings.warn(

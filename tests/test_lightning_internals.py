@@ -153,3 +153,30 @@ def test_attached_trainer_uses_the_public_property() -> None:
     trainer = _trainer(limit_val_batches=0)
     trainer.fit(model)
     assert internals.attached_trainer(model) is trainer
+
+
+class _WithHyperparameters(L.LightningModule):
+    def __init__(self, width: int = 2) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        self.layer = torch.nn.Linear(width, 1)
+        self.loaded_checkpoints: list[dict[str, Any]] = []
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        self.loaded_checkpoints.append(checkpoint)
+
+
+def test_a_module_is_rebuilt_from_a_checkpoint_read_elsewhere() -> None:
+    saved = _WithHyperparameters(width=3)
+    checkpoint = {
+        "pytorch-lightning_version": L.__version__,
+        "hyper_parameters": dict(saved.hparams),
+        "state_dict": saved.state_dict(),
+    }
+    checkpoint = internals.migrate_checkpoint(checkpoint)
+    assert checkpoint["hyper_parameters"] == {"width": 3} and "state_dict" in checkpoint
+    rebuilt = internals.module_from_checkpoint(_WithHyperparameters, checkpoint, strict=True)
+    assert isinstance(rebuilt, _WithHyperparameters) and rebuilt.hparams["width"] == 3
+    assert torch.equal(rebuilt.layer.weight, saved.layer.weight)
+    assert rebuilt.loaded_checkpoints == [checkpoint]  # the module's own hook ran, as in load_from_checkpoint
+    assert callable(internals.DEFAULT_MAP_LOCATION)  # torch.load's map_location, as Lightning passes it

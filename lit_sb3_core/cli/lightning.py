@@ -114,7 +114,7 @@ def _jsonargparse_settings() -> dict[str, Any] | None:
         from jsonargparse._common import parsing_settings
     except ImportError:  # pragma: no cover - another jsonargparse layout: the policy then stays set
         return None
-    return parsing_settings  # type: ignore[no-any-return]
+    return parsing_settings
 
 
 def _plugin_packages() -> set[str]:
@@ -373,7 +373,7 @@ def _algorithm_class(class_path: str, field: str) -> type:
     from lit_sb3_core.sdk.algorithm import RLAlgorithm
 
     try:
-        return resolve_named_class("algorithm", class_path, field=field, base=RLAlgorithm)  # type: ignore[no-any-return]
+        return resolve_named_class("algorithm", class_path, field=field, base=RLAlgorithm)
     except DisallowedNameError as exc:
         raise CliError(f"{exc} (See `lit-sb3 algos` for the registered algorithms.)") from None
 

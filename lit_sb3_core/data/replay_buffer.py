@@ -65,7 +65,7 @@ def _space_bytes(space: spaces.Space) -> int:
     if isinstance(space, spaces.Dict):
         return sum(_space_bytes(sub) for sub in space.spaces.values())
     dtype = np.dtype(space.dtype) if space.dtype is not None else np.dtype(np.float32)
-    return int(np.prod(space.shape, dtype=np.float64)) * dtype.itemsize
+    return int(np.prod(space.shape or (), dtype=np.float64)) * dtype.itemsize
 
 
 def _physical_memory() -> int | None:
@@ -514,9 +514,8 @@ class ReplayBuffer:
         header = np.frombuffer(json.dumps(self.storage_header()).encode(), dtype=np.uint8)
         # Written beside the target and renamed into place: a failed save (full disk, interrupt) keeps the
         # previous file as it was and leaves no partial file behind.
-        write_atomically(
-            target, lambda handle: np.savez(handle, **{_HEADER: header}, **self.storage_arrays())
-        )
+        arrays: dict[str, Any] = {_HEADER: header, **self.storage_arrays()}
+        write_atomically(target, lambda handle: np.savez(handle, **arrays))
         return target
 
     @classmethod

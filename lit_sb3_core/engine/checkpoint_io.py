@@ -137,18 +137,17 @@ def load_algorithm_checkpoint(
     What Lightning's ``_load_from_checkpoint`` does after reading (legacy migration, ``hparams_file``,
     keyword overrides, rebuilding the module from its hyperparameters, moving it to the weights' device),
     with every refusal a ``ModelFileError`` naming the file and the field. The Lightning internals this
-    needs are used here only.
+    needs are in ``engine/lightning_internals.py``.
     """
-    from lightning.pytorch.core.saving import (
-        _default_map_location,
-        _load_state,
-        load_hparams_from_tags_csv,
-        load_hparams_from_yaml,
-    )
+    from lightning.pytorch.core.saving import load_hparams_from_tags_csv, load_hparams_from_yaml
     from lightning.pytorch.utilities.migration import pl_legacy_patch
-    from lightning.pytorch.utilities.migration.utils import _pl_migrate_checkpoint
 
     from lit_sb3_core.engine.file_checks import check_named_classes, rebuild_error
+    from lit_sb3_core.engine.lightning_internals import (
+        DEFAULT_MAP_LOCATION,
+        migrate_checkpoint,
+        module_from_checkpoint,
+    )
     from lit_sb3_core.errors import ConfigurationError
 
     source = (
@@ -158,10 +157,10 @@ def load_algorithm_checkpoint(
     )
     with pl_legacy_patch():
         checkpoint = read_checkpoint(
-            checkpoint_path, map_location=map_location or _default_map_location, weights_only=weights_only
+            checkpoint_path, map_location=map_location or DEFAULT_MAP_LOCATION, weights_only=weights_only
         )
-    checkpoint = _pl_migrate_checkpoint(
-        checkpoint, checkpoint_path=checkpoint_path if isinstance(checkpoint_path, (str, Path)) else None
+    checkpoint = migrate_checkpoint(
+        checkpoint, checkpoint_path if isinstance(checkpoint_path, (str, Path)) else None
     )
     if hparams_file is not None:
         extension = str(hparams_file).rpartition(".")[2].lower()
@@ -175,7 +174,7 @@ def load_algorithm_checkpoint(
     checkpoint["hyper_parameters"].update(kwargs)
     check_named_classes(cls, checkpoint["hyper_parameters"], source, "hyper_parameters.")
     try:
-        model = _load_state(cls, checkpoint, strict=strict, **kwargs)
+        model = module_from_checkpoint(cls, checkpoint, strict=strict, **kwargs)
     except ModelFileError as exc:
         if exc.path is None:  # raised by on_load_checkpoint, which does not know the file
             raise ModelFileError(f"{source!r}: {exc}", path=source, field=exc.field) from None

@@ -30,6 +30,15 @@ on, so an upgrade breaks loudly here rather than quietly in a training loop.
     lets the ``KeyboardInterrupt`` through, so ``learn`` recognises that exit (``sdk/sb3_glue.py``) and
     re-raises the interrupt.
 
+``module_from_checkpoint``, ``migrate_checkpoint``, ``DEFAULT_MAP_LOCATION``
+    ``Algo.load_from_checkpoint`` reads the file through lit-sb3's own reader (``engine/checkpoint_io.py``:
+    always ``weights_only``, remote files in memory, every field validated) and then does what Lightning's
+    ``_load_from_checkpoint`` does after its read: upgrade a checkpoint of an older Lightning
+    (``lightning.pytorch.utilities.migration.utils._pl_migrate_checkpoint``) and rebuild the module from its
+    hyperparameters and weights (``lightning.pytorch.core.saving._load_state``), reading with Lightning's
+    default map location (``_default_map_location``). Lightning's public ``load_from_checkpoint`` reads the
+    file itself, so it cannot be given an already validated checkpoint.
+
 ``attached_trainer`` is not an exception: it asks the public ``LightningModule.trainer`` property (which
 raises when the module is attached to no Trainer) instead of reading ``module._trainer``.
 """
@@ -40,13 +49,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import lightning as L
+from lightning.pytorch.core.saving import _default_map_location, _load_state
 from lightning.pytorch.utilities.exceptions import SIGTERMException
+from lightning.pytorch.utilities.migration.utils import _pl_migrate_checkpoint
 from lightning.pytorch.utilities.model_helpers import is_overridden
 
 if TYPE_CHECKING:
     from lightning.pytorch.core.optimizer import LightningOptimizer
 
 __all__ = [
+    "DEFAULT_MAP_LOCATION",
     "HOOK_NAME_ATTRIBUTE",
     "SIGTERMException",
     "attached_trainer",
@@ -54,10 +66,13 @@ __all__ = [
     "ended_by_ctrl_c",
     "has_step_counters",
     "is_overridden",
+    "migrate_checkpoint",
+    "module_from_checkpoint",
     "set_validation_interval",
 ]
 
 HOOK_NAME_ATTRIBUTE = "_current_fx_name"
+DEFAULT_MAP_LOCATION = _default_map_location
 
 
 def attached_trainer(module: L.LightningModule) -> L.Trainer | None:
@@ -90,3 +105,16 @@ def set_validation_interval(trainer: L.Trainer, iterations: int) -> None:
     this also makes ModelCheckpoint and EarlyStopping act after each validation)."""
     trainer.val_check_interval = iterations
     trainer.check_val_every_n_epoch = None
+
+
+def migrate_checkpoint(checkpoint: dict[str, Any], path: Any = None) -> dict[str, Any]:
+    """``checkpoint`` upgraded to this Lightning's format (a no-op for one it wrote)."""
+    return _pl_migrate_checkpoint(checkpoint, checkpoint_path=path)
+
+
+def module_from_checkpoint(
+    cls: type, checkpoint: dict[str, Any], strict: bool | None = None, **kwargs: Any
+) -> Any:
+    """``cls`` rebuilt from ``checkpoint``'s hyperparameters (``kwargs`` override them), its weights loaded and
+    its ``on_load_checkpoint`` called, as ``load_from_checkpoint`` does after reading the file."""
+    return _load_state(cls, checkpoint, strict=strict, **kwargs)

@@ -434,7 +434,9 @@ class RLTrainer(L.Trainer):
         if ckpt_path is not None:
             checkpoint = read_checkpoint(ckpt_path, weights_only=weights_only)
             with _naming_the_checkpoint(ckpt_path):
-                algorithm.on_load_checkpoint(checkpoint)  # the same checks as fit/validate/test
+                cast(L.LightningModule, algorithm).on_load_checkpoint(
+                    checkpoint
+                )  # as fit/validate/test check
             algorithm.load_state_dict(checkpoint["state_dict"])
         if observation is None:
             source = env if env is not None else (datamodule.get_env("predict") if datamodule else None)

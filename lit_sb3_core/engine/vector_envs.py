@@ -65,13 +65,19 @@ class LitAsyncVectorEnv(AsyncVectorEnv):
 
     def step(self, actions: Any) -> Any:
         self.vector_steps += 1
-        return self._guarded("step", lambda: (self.step_async(actions), self.step_wait(self.step_timeout))[1])
+
+        def run() -> Any:
+            self.step_async(actions)
+            return self.step_wait(self.step_timeout)
+
+        return self._guarded("step", run)
 
     def reset(self, *, seed: Any = None, options: Any = None) -> Any:
-        return self._guarded(
-            "reset",
-            lambda: (self.reset_async(seed=seed, options=options), self.reset_wait(self.step_timeout))[1],
-        )
+        def run() -> Any:
+            self.reset_async(seed=seed, options=options)
+            return self.reset_wait(self.step_timeout)
+
+        return self._guarded("reset", run)
 
     def _guarded(self, call: str, run: Any) -> Any:
         try:
@@ -139,7 +145,7 @@ class LitAsyncVectorEnv(AsyncVectorEnv):
         for _ in range(self.num_envs - sum(successes)):
             index, exctype, value, trace = self.error_queue.get()
             self.parent_pipes[index].close()
-            self.parent_pipes[index] = None
+            self.parent_pipes[index] = None  # type: ignore[call-overload]  # as gymnasium's own error path does
             errors.append((index, exctype, value, trace))
         self._state = AsyncState.DEFAULT
         for index, _, _, trace in errors[:-1]:

@@ -49,23 +49,24 @@ def check_int(name: str, value: Any, *, minimum: int | None = 1, allow_none: boo
         or not isinstance(value, (int, np.integer))
         or (minimum is not None and value < minimum)
     ):
-        wanted = {1: "a positive integer", 0: "a non-negative integer"}.get(
-            minimum, f"an integer >= {minimum}"
-        )  # type: ignore[arg-type]
         if minimum is None:
             wanted = "an integer"
+        else:
+            wanted = {1: "a positive integer", 0: "a non-negative integer"}.get(
+                minimum, f"an integer >= {minimum}"
+            )
         raise ConfigurationError(f"{name} must be {wanted}{_or_none(allow_none)}, got {value!r}.", field=name)
     return int(value)
 
 
 def check_positive_int(name: str, value: Any) -> int:
     """``value`` as an ``int`` if it is an integer >= 1 (``bool`` is refused); else ``ConfigurationError``."""
-    return check_int(name, value, minimum=1)  # type: ignore[no-any-return]
+    return check_int(name, value, minimum=1)
 
 
 def check_non_negative_int(name: str, value: Any) -> int:
     """``value`` as an ``int`` if it is an integer >= 0 (``bool`` is refused)."""
-    return check_int(name, value, minimum=0)  # type: ignore[no-any-return]
+    return check_int(name, value, minimum=0)
 
 
 def check_number(

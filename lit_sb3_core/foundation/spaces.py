@@ -10,7 +10,7 @@ the policy keeps the environment, the rollout buffer and ``predict`` in the envi
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import torch
@@ -327,7 +327,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -108,7 +108,7 @@ def resolve_subclass(value: Any, base: type, kind: str, example: str = "") -> ty
         DeprecationWarning,
         stacklevel=2,
     )
-    return _resolve_field(value, kind, base)  # type: ignore[no-any-return]
+    return _resolve_field(value, kind, base)
 
 
 def _resolve_field(value: Any, field: str, base: type | None) -> Any:

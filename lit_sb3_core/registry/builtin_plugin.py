@@ -53,7 +53,7 @@ _EXTRACTORS = ("FlattenExtractor", "NatureCNN", "CombinedExtractor")
 
 
 @hookimpl
-def lit_sb3_register_activations(registry):  # type: ignore[no-untyped-def]
+def lit_sb3_register_activations(registry):
     for name in _TORCH_ACTIVATIONS:
         registry.add(name, f"torch.nn:{name}", description=f"torch.nn.{name}")
     for spelling, name in _ACTIVATION_SPELLINGS.items():
@@ -61,19 +61,19 @@ def lit_sb3_register_activations(registry):  # type: ignore[no-untyped-def]
 
 
 @hookimpl
-def lit_sb3_register_optimizers(registry):  # type: ignore[no-untyped-def]
+def lit_sb3_register_optimizers(registry):
     for name in _TORCH_OPTIMIZERS:
         registry.add(name, f"torch.optim:{name}", description=f"torch.optim.{name}")
 
 
 @hookimpl
-def lit_sb3_register_features_extractors(registry):  # type: ignore[no-untyped-def]
+def lit_sb3_register_features_extractors(registry):
     for name in _EXTRACTORS:
         registry.add(name, f"lit_sb3_core.nets.torch_layers:{name}", description=f"lit-sb3's {name}")
 
 
 @hookimpl
-def lit_sb3_register_buffers(registry):  # type: ignore[no-untyped-def]
+def lit_sb3_register_buffers(registry):
     registry.add(
         "replay_buffer", "lit_sb3_core.data.replay_buffer:ReplayBuffer", description="uniform replay"
     )
@@ -85,6 +85,6 @@ def lit_sb3_register_buffers(registry):  # type: ignore[no-untyped-def]
 
 
 @hookimpl
-def lit_sb3_register_schedules(registry):  # type: ignore[no-untyped-def]
+def lit_sb3_register_schedules(registry):
     registry.add("constant", "lit_sb3_core.foundation.schedules:constant_schedule", description="a constant")
     registry.add("linear", "lit_sb3_core.foundation.schedules:linear_schedule", description="start to end")

@@ -176,7 +176,8 @@ def _by_name(candidates: list[_Candidate], text: str) -> _Candidate | None:
         if c[0] and (not plugin or (isinstance(c[1], Entry) and c[1].plugin.lower() == plugin.lower()))
     ]
     exact = [c for c in usable if c[0] == bare]
-    return (exact or [c for c in usable if c[0].lower() == bare.lower()] or [None])[0]
+    matches = exact or [c for c in usable if c[0].lower() == bare.lower()]
+    return matches[0] if matches else None
 
 
 def _by_path(candidates: list[_Candidate], text: str) -> _Candidate | None:

@@ -274,7 +274,7 @@ class RLAlgorithm(
                 registered = _registry.list_policies(self.algo_name) if self.algo_name else []
                 known = sorted({*self.policy_aliases, *registered})
                 raise UnknownNameError(f"{type(self).__name__} policy", policy, known)
-        return resolve_named_class(  # type: ignore[no-any-return]
+        return resolve_named_class(
             "policy",
             policy,
             field="policy",

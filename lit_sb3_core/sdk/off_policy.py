@@ -269,7 +269,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 f"replay_buffer_class must be a class, an import path or a registered name, got {value!r}."
             )
         if ":" in value or "." in value:
-            return resolve_named_class("buffer", value, field="replay_buffer_class")  # type: ignore[no-any-return]
+            return resolve_named_class("buffer", value, field="replay_buffer_class")
         from lit_sb3_core.registry import registry as _registry
 
         return _registry.get_buffer_class(value)  # UnknownNameError lists the registered buffers

@@ -316,3 +316,15 @@ class ArrayRewardLater(Healthy):
         self.steps += 1
         obs, reward, *rest = super().step(action)
         return (obs, np.array([reward, reward]) if self.steps > self.after else reward, *rest)
+
+
+class IgnoresSigterm(Healthy):
+    """Ignores SIGTERM in an async worker, as an SDL window (pygame's "human" rendering) does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import multiprocessing
+        import signal
+
+        if multiprocessing.parent_process() is not None:  # only in a worker, never in the test process
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -316,3 +316,32 @@ def test_a_reward_that_goes_wrong_later_names_the_env_and_the_step() -> None:
         match=r"training env 0 \(ArrayRewardLater\) returned a step result that cannot be stored at vector step 13",
     ):
         _fit(fe.ArrayRewardLater, n_envs=1)
+
+
+_LEAVES_ENV_OPEN = """
+import sys
+sys.path.insert(0, {tests!r})
+import numpy as np
+import _fault_envs as fe
+from lit_sb3_core.engine.vector_envs import LitAsyncVectorEnv
+
+vec = LitAsyncVectorEnv([fe.IgnoresSigterm, fe.IgnoresSigterm])
+vec.reset(seed=0)
+vec.step(np.zeros(2, dtype=np.int64))
+if {forced}:
+    vec.close(terminate=True)  # gymnasium would join the SIGTERM-proof workers forever
+    assert not any(process.is_alive() for process in vec.processes)
+print("stepped")
+"""
+
+
+@pytest.mark.parametrize("forced", [False, True], ids=["left-open-at-exit", "forced-close"])
+def test_workers_that_ignore_sigterm_do_not_hang_exit_or_close(forced: bool) -> None:
+    """SB3's multiprocessing example leaves its SubprocVecEnv of pygame windows open when it ends."""
+    import subprocess
+    import sys
+
+    code = _LEAVES_ENV_OPEN.format(tests=str(Path(__file__).parent), forced=forced)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "stepped"

@@ -15,6 +15,7 @@ This module imports gymnasium and numpy only: async workers started with the spa
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import math
@@ -22,6 +23,7 @@ import multiprocessing
 import signal
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from types import FrameType, TracebackType
 from typing import Any
@@ -62,6 +64,10 @@ class LitAsyncVectorEnv(AsyncVectorEnv):
         self.role = role
         self.vector_steps = 0
         super().__init__(env_fns, **kwargs)
+        # Runs before multiprocessing's own exit handler (atexit: last registered, first run), which would
+        # SIGTERM the workers of an env nobody closed and then wait for them, forever for a worker whose env
+        # catches SIGTERM (SDL does, for pygame's "human" rendering: SB3's multiprocessing example).
+        atexit.register(_close_at_exit, weakref.ref(self))
 
     def step(self, actions: Any) -> Any:
         self.vector_steps += 1
@@ -132,6 +138,21 @@ class LitAsyncVectorEnv(AsyncVectorEnv):
             dead.append((index, process.pid, how))
         return dead
 
+    def close_extras(self, timeout: float | None = None, terminate: bool = False) -> None:
+        """gymnasium's close; a forced close kills a worker still alive after SIGTERM and a grace period.
+
+        gymnasium joins terminated workers without a limit: a worker that catches SIGTERM would hang it.
+        """
+        if terminate:
+            for process in self.processes:
+                if process.is_alive():
+                    process.terminate()
+            for process in self.processes:
+                process.join(WORKER_EXIT_GRACE_S)
+                if process.is_alive():
+                    process.kill()
+        super().close_extras(timeout=timeout, terminate=terminate)
+
     def _terminate(self) -> None:
         with contextlib.suppress(Exception):
             self._state = AsyncState.DEFAULT
@@ -168,6 +189,20 @@ def _answered(pipe: Any) -> bool:
         return pipe is not None and bool(pipe.poll())
     except OSError:
         return False
+
+
+WORKER_EXIT_GRACE_S = 5.0
+"""How long a terminated async worker may take to exit before it is killed."""
+
+
+def _close_at_exit(env_ref: weakref.ref[LitAsyncVectorEnv]) -> None:
+    """Close an async vector env its program left open: ask the workers to close their envs and exit."""
+    env = env_ref()
+    if env is None or env.closed:
+        return
+    idle = env._state == AsyncState.DEFAULT and all(process.is_alive() for process in env.processes)
+    with contextlib.suppress(Exception):
+        env.close(terminate=not idle)
 
 
 def check_step_timeout(value: Any) -> float | None:

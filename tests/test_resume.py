@@ -37,7 +37,7 @@ SCRIPT = textwrap.dedent(
                 restored["num_timesteps"] = pl_module.num_timesteps
                 restored["lr"] = trainer.optimizers[0].param_groups[0]["lr"]
                 restored["eval"] = evaluate(pl_module)
-                restored["ep_rew_window"] = len(pl_module.get_env().return_queue)
+                restored["ep_rew_window"] = len(pl_module.vector_env.return_queue)
         trainer.callbacks.append(RecordStart())
     trainer.fit(model, datamodule=dm, ckpt_path=None if resume == "none" else resume)
     print(json.dumps({

@@ -148,8 +148,9 @@ class StopAfter(RLCallback):
 
 
 class IgnoresStop(StopAfter):
-    def on_train_batch_end(self, trainer, pl_module, *args):
-        self.on_step()  # asks to stop, but never tells the trainer
+    def on_step(self):
+        super().on_step()
+        return True  # asks to stop, but never tells the loop
 
 
 class NotACallback:

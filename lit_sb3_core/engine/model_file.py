@@ -207,10 +207,9 @@ def _inspect(path: str | Path) -> _Archive:
                 raise refuse(
                     given,
                     None,
-                    "is a Stable-Baselines3 model file (its weights are pickled torch files, which lit-sb3 "
-                    "never unpickles). Load it with stable_baselines3, then copy the weights: "
-                    "model.policy.load_state_dict(sb3_model.policy.state_dict()) where the policies match, "
-                    "and save it with lit-sb3.",
+                    f"is a Stable-Baselines3 model file: load it with the algorithm's class, e.g. "
+                    f"lit_sb3.PPO.load({given!r}), which reads its weights and readable fields without "
+                    "unpickling anything.",
                 )
             if missing:
                 raise refuse(
@@ -451,7 +450,14 @@ def _expected_state(
 
 
 def load_model(
-    path: str | Path, env: Any = None, expected_cls: type[RLModel] | None = None, **overrides: Any
+    path: str | Path,
+    env: Any = None,
+    expected_cls: type[RLModel] | None = None,
+    device: str | None = None,
+    custom_objects: dict[str, Any] | None = None,
+    print_system_info: bool = False,
+    force_reset: bool = True,
+    **overrides: Any,
 ) -> RLModel:
     """Rebuild the algorithm stored in ``path``; ``expected_cls`` refuses files of other algorithms.
 
@@ -459,7 +465,35 @@ def load_model(
     built on the meta device: the tensors the file declares must be exactly that model's (names, shapes,
     dtypes), so a tampered file cannot allocate more than the model, and weights that are not floating
     point where the model's are, or not finite, are refused.
+
+    A Stable-Baselines3 file goes to ``expected_cls.load_sb3`` (see ``lit_sb3_core.engine.sb3_files``).
+    ``custom_objects`` replace stored values (SB3's semantics): constructor arguments and spaces by name,
+    other keys (``lr_schedule``) as attributes of the built model; ``overrides`` change constructor
+    arguments too. ``device`` replaces the stored device unless it is ``None`` or ``"auto"``.
+    ``force_reset`` is accepted for SB3's signature: model files keep no last observation, so training
+    after a load always starts on freshly reset environments.
     """
+    sb3_path = _sb3_file(path)
+    if sb3_path is not None:
+        if (
+            expected_cls is None
+            or not getattr(expected_cls, "algo_name", "")
+            or not hasattr(expected_cls, "load_sb3")
+        ):
+            raise refuse(
+                str(path),
+                None,
+                "is a Stable-Baselines3 model file, which does not name its algorithm: load it with the "
+                f"algorithm's class, e.g. lit_sb3.PPO.load({str(path)!r}).",
+            )
+        return expected_cls.load_sb3(
+            sb3_path,
+            env=env,
+            device=device or "auto",
+            custom_objects=custom_objects,
+            print_system_info=print_system_info,
+            **overrides,
+        )
     archive = _inspect(path)
     source, metadata = archive.source, archive.metadata
     algo = metadata["algo"]
@@ -470,15 +504,39 @@ def load_model(
             f"is {algo!r}: the file holds a {algo!r} model, not {expected_cls.algo_name!r}. Load it with "
             f"lit_sb3.load({source!r}) or that algorithm's class.",
         )
+    if print_system_info:
+        print("== SAVED MODEL SYSTEM INFO ==")
+        print(
+            f"lit-sb3 {metadata.get('library_version', 'unknown')}, model file format {metadata['format_version']}"
+        )
+        print("== CURRENT SYSTEM INFO ==")
+        print(f"lit-sb3 {__version__}, torch {torch.__version__}")
     cls = expected_cls
     if cls is None or not cls.algo_name:
         from lit_sb3_core.registry.registry import get_algo_class
 
         cls = get_algo_class(algo)
-    observation_space = space_from_json(metadata["observation_space"])
-    action_space = space_from_json(metadata["action_space"])
+    custom = dict(custom_objects or {})
+    observation_space = custom.pop("observation_space", None) or space_from_json(
+        metadata["observation_space"]
+    )
+    action_space = custom.pop("action_space", None) or space_from_json(metadata["action_space"])
     hyperparameters = dict(metadata["hyperparameters"])
-    hyperparameters.update(overrides)
+    parameters = _constructor_parameters(cls)
+    if "policy_kwargs" in overrides and overrides["policy_kwargs"] != hyperparameters.get("policy_kwargs"):
+        raise ValueError(
+            f"The specified policy_kwargs {overrides['policy_kwargs']} differ from those stored in "
+            f"{source!r}: {hyperparameters.get('policy_kwargs')}."
+        )
+    attributes: dict[str, Any] = {}
+    for replacements in (custom, overrides):
+        for key, value in replacements.items():
+            if key in parameters:
+                hyperparameters[key] = value
+            else:
+                attributes[key] = value
+    if device not in (None, "auto") and "device" in parameters:  # "auto" keeps the device it was saved with
+        hyperparameters["device"] = device
     check_named_classes(cls, hyperparameters, source, "hyperparameters.")
     model = _rebuild(cls, hyperparameters, source)
     if env is not None:
@@ -512,8 +570,9 @@ def load_model(
     model.iterations = int(metadata.get("iterations", 0))
     model.n_updates = int(metadata.get("n_updates", 0))
     model.pending_optimizer_states = optimizer_states
+    _set_attributes(model, attributes, source, sorted(parameters))
     if env is not None:
-        model.env_source = env
+        model.set_env(env)
     return model
 
 
@@ -533,6 +592,71 @@ def _check_optimizer_size(
         )
 
 
-def load(path: str | Path, env: Any = None, **overrides: Any) -> RLModel:
+def _constructor_parameters(cls: type) -> set[str]:
+    import inspect
+
+    return {name for name in inspect.signature(cls).parameters if name != "self"}
+
+
+def _set_attributes(model: Any, attributes: dict[str, Any], path: str, parameters: list[str]) -> None:
+    """SB3's ``model.__dict__.update(...)`` for the keys that are not constructor arguments."""
+    for key, value in attributes.items():
+        if key == "lr_schedule":
+            from lit_sb3_core.foundation.schedules import checked_schedule, make_schedule
+
+            model.lr_schedule = checked_schedule(make_schedule(value, "lr_schedule"), "lr_schedule")
+            continue
+        current = getattr(model, key, _NO_ATTRIBUTE)
+        if (
+            current is _NO_ATTRIBUTE
+            or isinstance(current, (torch.nn.Module, torch.Tensor))
+            or callable(current)
+        ):
+            raise refuse(
+                path,
+                key,
+                f"cannot be set by load(..., {key}=...): {type(model).__name__} has no constructor argument or "
+                f"plain attribute {key!r}. Its constructor arguments are {', '.join(parameters)}.",
+            )
+        setattr(model, key, value)
+
+
+_NO_ATTRIBUTE = object()
+
+
+def _sb3_file(path: str | Path) -> Path | None:
+    """The file at ``path`` (``.zip`` added as SB3 does) if it is a Stable-Baselines3 model file."""
+    from lit_sb3_core.engine.sb3_files import is_sb3_archive
+
+    candidate = Path(path)
+    if not candidate.exists() and not candidate.suffix:
+        candidate = candidate.with_suffix(".zip")
+    if not candidate.is_file():
+        return None
+    try:
+        with zipfile.ZipFile(candidate) as archive:
+            return candidate if is_sb3_archive(archive.namelist()) else None
+    except (zipfile.BadZipFile, OSError):
+        return None
+
+
+def load(
+    path: str | Path,
+    env: Any = None,
+    device: str | None = None,
+    custom_objects: dict[str, Any] | None = None,
+    print_system_info: bool = False,
+    force_reset: bool = True,
+    **overrides: Any,
+) -> RLModel:
     """Load any lit-sb3 model file; the algorithm is found through the registry from the file itself."""
-    return load_model(path, env=env, expected_cls=None, **overrides)
+    return load_model(
+        path,
+        env=env,
+        expected_cls=None,
+        device=device,
+        custom_objects=custom_objects,
+        print_system_info=print_system_info,
+        force_reset=force_reset,
+        **overrides,
+    )

@@ -63,6 +63,7 @@ class RLModel(Protocol):
     last_evaluation_episodes: EvaluationEpisodes
     # model files
     pending_optimizer_states: list[dict[str, Any]]
+    lr_schedule: Any  # a load's custom_objects may replace it (SB3's semantics)
 
     @property
     def hparams(self) -> Any:
@@ -101,6 +102,10 @@ class RLModel(Protocol):
 
     def configure_normalization(self, config: dict[str, Any] | None) -> None:
         """Attach the observation/reward normalizers a datamodule or model file asks for."""
+        ...
+
+    def set_env(self, env: Any) -> None:
+        """Train on ``env`` from the next ``learn`` (a load's ``env=``); its spaces must match."""
         ...
 
     def get_parameters(self) -> dict[str, dict[str, Any]]:

@@ -30,6 +30,7 @@ from lit_sb3_core.nets.distributions import (
     MultiCategoricalDistribution,
     StateDependentNoise,
 )
+from lit_sb3_core.nets.policy_api import PolicyAPI
 from lit_sb3_core.nets.torch_layers import (
     BaseFeaturesExtractor,
     CombinedExtractor,
@@ -118,7 +119,7 @@ def _resolve_field(value: Any, field: str, base: type | None) -> Any:
     return resolve_named_class(kind, value, field=field, base=base)
 
 
-class ActorCriticPolicy(nn.Module):
+class ActorCriticPolicy(PolicyAPI, nn.Module):
     """Actor-critic policy for on-policy algorithms (PPO, A2C, TRPO, ...).
 
     features extractor -> MLP extractor (pi / vf branches) -> action head and value head. Observations
@@ -213,8 +214,11 @@ class ActorCriticPolicy(nn.Module):
         # Build in SB3's order, so that the same seed gives the same initial weights.
         self.obs_preprocessor = ObsPreprocessor(observation_space, normalize_images)
         self.features_extractor = self._make_features_extractor()
+        self.features_dim = self.features_extractor.features_dim  # SB3's attribute, read by custom extractors
         self.vf_features_extractor = None if share_features_extractor else self._make_features_extractor()
-        self.mlp_extractor = self.build_mlp_extractor()
+        built = self.build_mlp_extractor()
+        if built is not None:  # SB3-style overrides (lit_sb3.common.policies) set self.mlp_extractor instead
+            self.mlp_extractor = built
         self.sde_noise: StateDependentNoise | None = None
         if use_sde:
             self.sde_noise = StateDependentNoise(

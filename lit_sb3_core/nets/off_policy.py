@@ -33,6 +33,7 @@ from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.spaces import ObsPreprocessor, channels_first_space, describe_space
 from lit_sb3_core.nets.distributions import StateDependentNoise, StateDependentNoiseDistribution
 from lit_sb3_core.nets.ensemble import ensemble_forward, is_stackable
+from lit_sb3_core.nets.policy_api import PolicyAPI
 from lit_sb3_core.nets.torch_layers import (
     BaseFeaturesExtractor,
     CombinedExtractor,
@@ -166,7 +167,7 @@ def update_target(online: nn.Module, target: nn.Module, tau: float) -> None:
         polyak_update(stats, targets, 1.0)
 
 
-class OffPolicyPolicy(nn.Module):
+class OffPolicyPolicy(PolicyAPI, nn.Module):
     """Base of off-policy policies: preprocessing, features extractors, action scaling, optimizer settings.
 
     Subclasses build their networks in ``__init__`` and implement ``forward(obs, deterministic)``, which

@@ -43,7 +43,16 @@ class BaseFeaturesExtractor(nn.Module):
                 f"{type(self).__name__}: features_dim must be positive, got {features_dim}."
             )
         self.observation_space = observation_space
-        self.features_dim = int(features_dim)
+        self._features_dim = int(features_dim)
+
+    @property
+    def features_dim(self) -> int:
+        """Size of the features; SB3's extractors may set ``self._features_dim`` after ``__init__``."""
+        return self._features_dim
+
+    @features_dim.setter
+    def features_dim(self, value: int) -> None:
+        self._features_dim = int(value)
 
 
 class FlattenExtractor(BaseFeaturesExtractor):

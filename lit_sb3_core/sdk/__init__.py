@@ -33,6 +33,7 @@ from lit_sb3_core.data.rollout_buffer import RolloutBatch, RolloutBuffer, comput
 from lit_sb3_core.engine.datamodule import RLEnvDataModule
 from lit_sb3_core.engine.evaluation import evaluate_policy
 from lit_sb3_core.engine.export import DeterministicPolicy, PolicyModule
+from lit_sb3_core.engine.sb3_files import SB3Fields, SB3File
 from lit_sb3_core.engine.trainer import RLTrainer
 from lit_sb3_core.engine.tuned import tuned_hyperparameters
 from lit_sb3_core.errors import ConfigurationError, LitSb3Error, UnknownNameError
@@ -100,6 +101,7 @@ from lit_sb3_core.nets.off_policy import (
     polyak_update,
     update_target,
 )
+from lit_sb3_core.nets.policy_api import PolicyAPI
 from lit_sb3_core.nets.torch_layers import (
     BaseFeaturesExtractor,
     CombinedExtractor,
@@ -114,6 +116,7 @@ from lit_sb3_core.sdk.callbacks import RLCallback
 from lit_sb3_core.sdk.loading import load
 from lit_sb3_core.sdk.off_policy import OffPolicyAlgorithm, TrainFreq, clip_grad_norm, parse_train_freq
 from lit_sb3_core.sdk.on_policy import OnPolicyAlgorithm, explained_variance
+from lit_sb3_core.sdk.sb3_files import SB3FileHooks, rename_sb3_keys
 
 __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     # base algorithms
@@ -127,11 +130,17 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "clip_grad_norm",
     "set_random_seed",
     "RLCallback",
+    # reading Stable-Baselines3 model files
+    "SB3FileHooks",
+    "SB3Fields",
+    "SB3File",
+    "rename_sb3_keys",
     # policies and networks
     "ACTOR_CRITIC_ALIASES",
     "ActorCriticPolicy",
     "ActorCriticCnnPolicy",
     "MultiInputActorCriticPolicy",
+    "PolicyAPI",
     "BaseFeaturesExtractor",
     "FlattenExtractor",
     "CombinedExtractor",

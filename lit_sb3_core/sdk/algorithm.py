@@ -37,6 +37,7 @@ from __future__ import annotations
 import inspect
 import logging
 import random
+import time
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import lightning as L
@@ -53,6 +54,7 @@ from lit_sb3_core.foundation.spaces import describe_space, is_image_space
 from lit_sb3_core.nets.actor_critic import class_to_string
 from lit_sb3_core.registry import registry as _registry
 from lit_sb3_core.registry.names import resolve_named_class
+from lit_sb3_core.sdk.callbacks import RLCallback
 from lit_sb3_core.sdk.checkpoint_state import CheckpointState
 from lit_sb3_core.sdk.evaluation_step import EvaluationSteps
 from lit_sb3_core.sdk.fast_path import FastPath
@@ -60,7 +62,11 @@ from lit_sb3_core.sdk.metric_logging import MetricLogging
 from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, make_optimizer
 from lit_sb3_core.sdk.policy_export import PolicyExport
 from lit_sb3_core.sdk.prediction import Prediction
+from lit_sb3_core.sdk.sb3_attributes import SB3Attributes
+from lit_sb3_core.sdk.sb3_files import SB3FileHooks
 from lit_sb3_core.sdk.sb3_glue import SB3Glue
+from lit_sb3_core.sdk.sb3_logging import SB3Logging
+from lit_sb3_core.sdk.step_callbacks import StepCallbacks
 
 if TYPE_CHECKING:
     from lit_sb3_core.engine.datamodule import RLEnvDataModule, Stage
@@ -97,6 +103,9 @@ class RLAlgorithm(
     PolicyExport,
     SB3Glue,
     CheckpointState,
+    SB3FileHooks,
+    SB3Logging,
+    SB3Attributes,
     L.LightningModule,
 ):
     """The base of every lit-sb3 algorithm: a LightningModule with Stable-Baselines3's surface.
@@ -131,6 +140,9 @@ class RLAlgorithm(
     # env id -> hyperparameters tuned for it (rl-zoo3's where available); "n_envs", "n_timesteps" and
     # "normalize" are run settings (datamodule/trainer), the rest constructor arguments. Used by the CLI.
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = {}
+    # Whether the collection loop calls ``step_callbacks`` after every env step (SB3's callback rhythm);
+    # without it, SB3-style callbacks get one ``on_step`` per iteration (see lit_sb3_core.sdk.callbacks).
+    dispatches_step_callbacks: ClassVar[bool] = False
     # Whether RLEnvDataModule(normalize=...) is honoured (the algorithm calls normalize_obs/normalize_rewards).
     supports_normalization: ClassVar[bool] = False
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
@@ -190,6 +202,8 @@ class RLAlgorithm(
         self.evaluation_options: EvaluationOptions | None = None
         self.last_evaluation: dict[str, float] = {}
         self.last_evaluation_episodes: tuple[list[float], list[int]] = ([], [])
+        self.start_time = 0  # SB3's: time.time_ns() when the last run started
+        self.step_callbacks = StepCallbacks()  # the run's SB3-style callbacks, gathered at fit start
         self._learn_datamodule: RLEnvDataModule | None = None  # sb3_glue.py
         self._last_metrics: dict[str, float] = {}  # metric_logging.py
         self._seeded_eval_envs: list[VectorEnv] = []  # evaluation_step.py
@@ -290,7 +304,10 @@ class RLAlgorithm(
             set_random_seed(self.seed)
         self.observation_space, self.action_space = observation_space, action_space
         kwargs = {k: v for k, v in (self.hparams.get("policy_kwargs") or {}).items()}
-        self.policy = self.make_policy(self.policy_class(), kwargs)
+        policy_cls = self.policy_class()
+        if "lr_schedule" in inspect.signature(policy_cls).parameters:
+            kwargs.setdefault("lr_schedule", self.lr_schedule)  # a policy written SB3's way takes it
+        self.policy = self.make_policy(policy_cls, kwargs)
         self.setup_model()
 
     def make_policy(
@@ -414,6 +431,10 @@ class RLAlgorithm(
             for optimizer, state in zip(self.trainer.optimizers, self.pending_optimizer_states):
                 optimizer.load_state_dict(state)
             self.pending_optimizer_states = []
+        callbacks = self.trainer.callbacks  # type: ignore[attr-defined]  # Lightning sets it in a connector
+        self.step_callbacks = StepCallbacks(cb for cb in callbacks if isinstance(cb, RLCallback))
+        self.refresh_logger_outputs()
+        self.start_time = time.time_ns()  # SB3's start_time (wall clock, ns)
 
     def reset_env(self, seed: int | None) -> None:
         """Start fresh episodes in every training env (also after resuming from a checkpoint)."""
@@ -452,6 +473,21 @@ class RLAlgorithm(
     def stop_if_budget_reached(self) -> None:
         if self.num_timesteps >= self.total_timesteps:
             self.trainer.should_stop = True
+
+    def step_locals(self, **values: Any) -> dict[str, Any]:
+        """The locals SB3's collection loops give callbacks (``self.locals``), from a loop's variables.
+
+        ``infos`` (gymnasium's dict of arrays, with ``terminated``/``truncated``) become SB3's list of dicts,
+        ``env`` the training env as ``get_env()`` gives it. Build it only when ``step_callbacks`` is true.
+        """
+        terminated, truncated = values.pop("terminated", None), values.pop("truncated", None)
+        infos = values.get("infos")
+        if isinstance(infos, dict) and terminated is not None and truncated is not None:
+            from lit_sb3_core.engine.vec_env_views import sb3_infos
+
+            values["infos"] = sb3_infos(infos, terminated, truncated)
+        values["env"] = self.get_env()
+        return {"self": self, **values}
 
     def all_reduce(self, value: torch.Tensor, reduce_op: str = "mean") -> torch.Tensor:
         """``value`` reduced over all ranks (itself with one process). Every rank must call it."""

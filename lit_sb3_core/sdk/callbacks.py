@@ -1,18 +1,22 @@
-"""Stable-Baselines3's callbacks, as Lightning callbacks.
+"""Stable-Baselines3's callbacks, as Lightning callbacks, with SB3's per-step semantics.
 
 Each is a ``lightning.pytorch.callbacks.Callback``: pass it to ``RLTrainer(callbacks=[...])``,
-``RLTrainer(rl_callback=...)`` or SB3-style ``model.learn(..., callback=...)``. They run once per
-algorithm iteration (a Lightning batch), never per environment step, so frequencies given in steps are
-honoured at the first iteration boundary at or after them.
+``RLTrainer(rl_callback=...)`` or SB3-style ``model.learn(..., callback=...)``. :class:`RLCallback` is
+SB3's ``BaseCallback``: when training starts it is attached to the model (``init_callback``,
+``on_training_start`` with ``self.locals``), then the algorithm's collection loop calls ``on_step`` after
+every vector-env step with that step's locals (``new_obs``, ``rewards``, ``dones``, ``infos``, ``actions``,
+...; see ``lit_sb3_core.sdk.step_callbacks``), ``on_rollout_start``/``on_rollout_end`` around each rollout,
+and ``on_training_end`` when training ends. ``_on_step`` returning ``False`` stops training at that step.
 
-As in SB3, frequencies of :class:`EvalCallback` and :class:`CheckpointCallback` count *calls*: vector-env
-steps, i.e. ``num_timesteps / n_envs`` (so ``eval_freq=1000`` with 8 envs evaluates every 8000 env steps).
-A callback whose ``_on_step`` returns ``False`` stops training cleanly (``trainer.should_stop``).
+So frequencies count what SB3's count: ``n_calls`` is the number of vector-env steps (``eval_freq=1000`` with
+8 envs evaluates every 8000 env steps), ``num_timesteps`` the environment steps of all envs (and ranks).
+An algorithm whose loop does not call the step callbacks (``dispatches_step_callbacks = False``) gets one
+``on_step`` per iteration instead.
 """
 
 from __future__ import annotations
 
-import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,12 +29,17 @@ from lightning.pytorch.callbacks import Callback
 from lit_sb3_core.errors import ConfigurationError
 
 __all__ = [
+    "BaseCallback",
     "CallbackList",
     "CheckpointCallback",
+    "ConvertCallback",
     "EvalCallback",
+    "EventCallback",
     "EveryNTimesteps",
     "FunctionCallback",
     "LogEveryNTimesteps",
+    "MaskableEvalCallback",
+    "ProgressBarCallback",
     "RLCallback",
     "StopTrainingOnMaxEpisodes",
     "StopTrainingOnNoModelImprovement",
@@ -39,11 +48,14 @@ __all__ = [
 
 
 class RLCallback(Callback):
-    """Base of the SB3-style callbacks: implement ``_on_step() -> bool`` (False stops training).
+    """SB3's ``BaseCallback``: implement ``_on_step() -> bool`` (False stops training).
 
-    Attributes available in ``_on_step``: ``model`` (the algorithm), ``trainer``, ``num_timesteps``
-    (environment steps, all envs and ranks), ``n_calls`` (vector-env steps so far), ``parent`` (the
-    EvalCallback a child callback was attached to).
+    Attributes: ``model`` (the algorithm), ``training_env`` (``model.get_env()``), ``logger`` (the model's
+    SB3-style logger), ``num_timesteps`` (environment steps, all envs and ranks), ``n_calls`` (calls of
+    ``on_step``: vector-env steps for a top-level callback, events for a child), ``locals`` / ``globals``
+    (the collection loop's variables), ``parent`` (the EventCallback a child belongs to), ``trainer``.
+    Override points, as in SB3: ``_init_callback``, ``_on_training_start``, ``_on_rollout_start``,
+    ``_on_step``, ``_on_rollout_end``, ``_on_training_end``.
     """
 
     def __init__(self, verbose: int = 0) -> None:
@@ -53,50 +65,146 @@ class RLCallback(Callback):
         self.parent: RLCallback | None = None
         self.n_calls = 0
         self.num_timesteps = 0
+        self.locals: dict[str, Any] = {}
+        self.globals: dict[str, Any] = {}
+        self._warned_none = False
 
-    # wiring -----------------------------------------------------------------------------------------
-    def init_callback(self, model: Any, trainer: L.Trainer | None) -> None:
-        """Attach to a run (called for children by their parent)."""
-        self.model, self.trainer = model, trainer
+    @property
+    def training_env(self) -> Any:
+        env = self.model.get_env()
+        if env is None:
+            raise RuntimeError("model.get_env() returned None: the model has no training environment yet.")
+        return env
+
+    @property
+    def logger(self) -> Any:
+        return self.model.logger
+
+    # SB3's protocol -----------------------------------------------------------------------------------
+    def init_callback(self, model: Any, trainer: L.Trainer | None = None) -> None:
+        """Attach to ``model`` (parents call it for their children)."""
+        self.model = model
+        if trainer is not None:
+            self.trainer = trainer
         self._init_callback()
 
     def _init_callback(self) -> None:
         """Hook: set up once the model is known."""
 
-    def on_fit_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        self.init_callback(pl_module, trainer)
+    def on_training_start(self, locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
+        self.locals = locals_
+        self.globals = globals_
+        self.num_timesteps = int(self.model.num_timesteps)
         self._on_training_start()
 
-    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, *args: Any) -> None:
-        if not self.on_step():
-            trainer.should_stop = True
+    def _on_training_start(self) -> None:
+        """Hook: called when training starts."""
 
-    def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        self._on_training_end()
+    def on_rollout_start(self) -> None:
+        self._on_rollout_start()
+
+    def _on_rollout_start(self) -> None:
+        """Hook: called before each rollout (a ``train_freq`` chunk for off-policy algorithms)."""
 
     def on_step(self) -> bool:
-        """Refresh the counters and run ``_on_step``; the return value says whether to keep training."""
-        model = self.model
-        self.num_timesteps = int(model.num_timesteps)
-        envs = max(1, int(getattr(model, "n_envs", 1)) * int(getattr(model, "world_size", 1)))
-        self.n_calls = self.num_timesteps // envs
-        return self._on_step() is not False
+        """Count the call and run ``_on_step``; the result says whether to keep training."""
+        self.n_calls += 1
+        self.num_timesteps = int(self.model.num_timesteps)
+        result = self._on_step()
+        if result is None and not self._warned_none:
+            self._warned_none = True
+            warnings.warn(
+                f"{type(self).__name__}._on_step returned None, which stops training (as in SB3): return True "
+                "to continue.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return bool(result)
 
     def _on_step(self) -> bool:
         return True
 
-    def _on_training_start(self) -> None:
-        """Hook: called at the start of ``fit``."""
+    def on_rollout_end(self) -> None:
+        self._on_rollout_end()
+
+    def _on_rollout_end(self) -> None:
+        """Hook: called after each rollout."""
+
+    def on_training_end(self) -> None:
+        self._on_training_end()
 
     def _on_training_end(self) -> None:
-        """Hook: called at the end of ``fit``."""
+        """Hook: called when training ends."""
 
-    def _crossed(self, frequency: int, last: int, counter: int) -> bool:
-        return frequency > 0 and counter // frequency > last // frequency
+    def update_locals(self, locals_: dict[str, Any]) -> None:
+        """Take the collection loop's variables (also for the children)."""
+        self.locals.update(locals_)
+        self.update_child_locals(locals_)
+
+    def update_child_locals(self, locals_: dict[str, Any]) -> None:
+        """Hook: pass the loop's variables on to child callbacks."""
+
+    # Lightning's hooks ----------------------------------------------------------------------------------
+    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        # After the algorithm's on_fit_start: its training env is set up and its counters are final.
+        self.trainer = trainer
+        self.init_callback(pl_module)
+        self.on_training_start(_learn_locals(trainer, pl_module), {})
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, *args: Any) -> None:
+        if getattr(pl_module, "dispatches_step_callbacks", False):
+            return  # the algorithm's loop called on_step after every env step
+        self.update_locals({"self": pl_module})
+        if not self.on_step():
+            trainer.should_stop = True
+
+    def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self.on_training_end()
+
+
+BaseCallback = RLCallback  # SB3's name
+
+
+def _learn_locals(trainer: L.Trainer, model: Any) -> dict[str, Any]:
+    """What SB3's ``learn`` has in its locals when it calls ``on_training_start``."""
+    return {
+        "self": model,
+        "total_timesteps": int(getattr(trainer, "rl_total_timesteps", 0)),
+        "log_interval": getattr(model, "log_interval", None),
+        "tb_log_name": getattr(trainer, "run_name", type(model).__name__),
+        "reset_num_timesteps": True,
+        "callback": None,
+    }
+
+
+class EventCallback(RLCallback):
+    """A callback that runs a child ``callback`` when an event happens (``_on_event``)."""
+
+    def __init__(self, callback: RLCallback | None = None, verbose: int = 0) -> None:
+        super().__init__(verbose)
+        self.callback = callback
+        if callback is not None:
+            callback.parent = self
+
+    def init_callback(self, model: Any, trainer: L.Trainer | None = None) -> None:
+        super().init_callback(model, trainer)
+        if self.callback is not None:
+            self.callback.init_callback(model, self.trainer)
+
+    def _on_training_start(self) -> None:
+        if self.callback is not None:
+            self.callback.on_training_start(self.locals, self.globals)
+
+    def _on_event(self) -> bool:
+        return self.callback.on_step() if self.callback is not None else True
+
+    def update_child_locals(self, locals_: dict[str, Any]) -> None:
+        if self.callback is not None:
+            self.callback.update_locals(locals_)
 
 
 class CallbackList(RLCallback):
-    """Several callbacks as one; training continues only if every one says so."""
+    """Several callbacks as one; training continues only if every one says so (each is called)."""
 
     def __init__(self, callbacks: Sequence[RLCallback]) -> None:
         super().__init__()
@@ -104,32 +212,52 @@ class CallbackList(RLCallback):
 
     def _init_callback(self) -> None:
         for callback in self.callbacks:
-            callback.parent = self.parent
             callback.init_callback(self.model, self.trainer)
+            callback.parent = self.parent
 
     def _on_training_start(self) -> None:
         for callback in self.callbacks:
-            callback._on_training_start()
+            callback.on_training_start(self.locals, self.globals)
+
+    def _on_rollout_start(self) -> None:
+        for callback in self.callbacks:
+            callback.on_rollout_start()
 
     def _on_step(self) -> bool:
-        results = [callback.on_step() for callback in self.callbacks]
-        return all(results)
+        keep_training = True
+        for callback in self.callbacks:
+            keep_training = callback.on_step() and keep_training
+        return keep_training
+
+    def _on_rollout_end(self) -> None:
+        for callback in self.callbacks:
+            callback.on_rollout_end()
 
     def _on_training_end(self) -> None:
         for callback in self.callbacks:
-            callback._on_training_end()
+            callback.on_training_end()
+
+    def update_child_locals(self, locals_: dict[str, Any]) -> None:
+        for callback in self.callbacks:
+            callback.update_locals(locals_)
 
 
-class FunctionCallback(RLCallback):
-    """SB3's function callbacks: ``fn(locals_, globals_) -> bool``, called once per iteration."""
+class ConvertCallback(RLCallback):
+    """A function ``fn(locals_, globals_) -> bool`` called at every step (SB3's old-style callbacks)."""
 
-    def __init__(self, fn: Callable[[dict[str, Any], dict[str, Any]], Any], verbose: int = 0) -> None:
+    def __init__(
+        self, callback: Callable[[dict[str, Any], dict[str, Any]], Any] | None, verbose: int = 0
+    ) -> None:
         super().__init__(verbose)
-        self.fn = fn
+        self.callback = callback
 
     def _on_step(self) -> bool:
-        result = self.fn({"self": self.model, "model": self.model, "num_timesteps": self.num_timesteps}, {})
-        return result is not False
+        if self.callback is None:
+            return True
+        return self.callback(self.locals, self.globals)
+
+
+FunctionCallback = ConvertCallback  # lit-sb3 0.1's name
 
 
 def _is_global_zero(trainer: L.Trainer | None) -> bool:
@@ -137,27 +265,22 @@ def _is_global_zero(trainer: L.Trainer | None) -> bool:
     return trainer is None or trainer.is_global_zero
 
 
-def _as_child(callback: RLCallback | None, parent: RLCallback) -> RLCallback | None:
-    if callback is not None:
-        callback.parent = parent
-    return callback
-
-
-class EvalCallback(RLCallback):
+class EvalCallback(EventCallback):
     """Evaluate every ``eval_freq`` calls; keep the best model and a record of every evaluation.
 
     Args:
-        eval_env: env id, Env or SAME_STEP VectorEnv to evaluate on.
+        eval_env: env id, Env, SB3 VecEnv or SAME_STEP VectorEnv to evaluate on.
         callback_on_new_best: run when the mean return improves (e.g. StopTrainingOnRewardThreshold).
         callback_after_eval: run after every evaluation (e.g. StopTrainingOnNoModelImprovement).
         n_eval_episodes: episodes per evaluation.
-        eval_freq: vector-env steps between evaluations.
-        log_path: folder for ``evaluations.npz`` (arrays ``timesteps``, ``results``, ``ep_lengths``; no pickle).
+        eval_freq: calls (vector-env steps) between evaluations.
+        log_path: folder for ``evaluations.npz`` (arrays ``timesteps``, ``results``, ``ep_lengths`` and, with
+            ``is_success`` infos, ``successes``; no pickle).
         best_model_save_path: folder for ``best_model.zip``.
         deterministic: evaluate the distribution's mode.
         render: render during evaluation.
         verbose: 1 prints each evaluation.
-        warn: kept for SB3 signature compatibility.
+        warn: passed to ``evaluate_policy``.
     """
 
     def __init__(
@@ -174,81 +297,110 @@ class EvalCallback(RLCallback):
         verbose: int = 1,
         warn: bool = True,
     ) -> None:
-        super().__init__(verbose)
+        super().__init__(callback_after_eval, verbose)
         if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
             raise ConfigurationError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
-        self.eval_env_source = eval_env
-        self.callback_on_new_best = _as_child(callback_on_new_best, self)
-        self.callback_after_eval = _as_child(callback_after_eval, self)
+        self.callback_on_new_best = callback_on_new_best
+        if callback_on_new_best is not None:
+            callback_on_new_best.parent = self
+        self.eval_env = eval_env
         self.n_eval_episodes = n_eval_episodes
         self.eval_freq = eval_freq
         self.log_path = Path(log_path) / "evaluations.npz" if log_path is not None else None
         self.best_model_save_path = Path(best_model_save_path) if best_model_save_path is not None else None
         self.deterministic = deterministic
         self.render = render
+        self.warn = warn
         self.best_mean_reward = -np.inf
         self.last_mean_reward = -np.inf
         self.evaluations_timesteps: list[int] = []
         self.evaluations_results: list[list[float]] = []
         self.evaluations_length: list[list[int]] = []
-        self._eval_env: Any = None
-        self._last_call = 0
+        self.evaluations_successes: list[list[bool]] = []
+        self._is_success_buffer: list[bool] = []
+
+    @property
+    def callback_after_eval(self) -> RLCallback | None:
+        return self.callback
 
     def _init_callback(self) -> None:
-        from lit_sb3_core.engine.envs import make_vector_env
-
-        if self._eval_env is None:
-            source = self.eval_env_source
-            self._eval_env = source if hasattr(source, "num_envs") else make_vector_env(source, 1)
-        for child in (self.callback_on_new_best, self.callback_after_eval):
-            if child is not None:
-                child.init_callback(self.model, self.trainer)
+        if self.callback_on_new_best is not None:
+            self.callback_on_new_best.init_callback(self.model, self.trainer)
         for path in (self.best_model_save_path, self.log_path.parent if self.log_path else None):
             if path is not None:
                 path.mkdir(parents=True, exist_ok=True)
 
     def _on_step(self) -> bool:
-        last, self._last_call = self._last_call, self.n_calls
-        if not self._crossed(self.eval_freq, last, self.n_calls):
-            return True
-        return self.evaluate()
+        if self.eval_freq > 0 and self.n_calls % self.eval_freq == 0:
+            return self.evaluate()
+        return True
+
+    def _log_success(self, locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
+        """``evaluate_policy``'s per-step callback: the ``is_success`` of every episode that ended."""
+        from lit_sb3_core.engine.vec_env_views import sb3_infos
+
+        dones = locals_.get("dones")
+        if dones is None or not np.any(dones):
+            return
+        infos = sb3_infos(locals_["infos"], locals_["terminated"], locals_["truncated"])
+        for index in np.flatnonzero(dones):
+            success = infos[index].get("is_success")
+            if success is not None:
+                self._is_success_buffer.append(bool(success))
 
     def evaluate(self) -> bool:
         """Run one evaluation now; returns whether training should continue."""
         from lit_sb3_core.engine.evaluation import evaluate_policy
 
+        self._is_success_buffer = []
+        if self.model.get_vec_normalize_env() is not None:
+            _sync_normalization(self.model.get_vec_normalize_env(), self.eval_env)
         rewards, lengths = evaluate_policy(
             self.model,
-            self._eval_env,
+            self.eval_env,
             n_eval_episodes=self.n_eval_episodes,
             deterministic=self.deterministic,
             render=self.render,
             return_episode_rewards=True,
+            warn=self.warn,
+            callback=self._log_success,
+            use_masking=getattr(self, "use_masking", False),
         )
         self.evaluations_timesteps.append(self.num_timesteps)
         self.evaluations_results.append(list(rewards))
         self.evaluations_length.append(list(lengths))
-        if self.log_path is not None:
-            np.savez(
-                self.log_path,
-                timesteps=np.array(self.evaluations_timesteps),
-                results=np.array(self.evaluations_results),
-                ep_lengths=np.array(self.evaluations_length),
-            )
+        if self._is_success_buffer:
+            self.evaluations_successes.append(list(self._is_success_buffer))
+        if self.log_path is not None and _is_global_zero(self.trainer):
+            arrays = {
+                "timesteps": np.array(self.evaluations_timesteps),
+                "results": np.array(self.evaluations_results),
+                "ep_lengths": np.array(self.evaluations_length),
+            }
+            if self.evaluations_successes:
+                arrays["successes"] = np.array(self.evaluations_successes)
+            np.savez(self.log_path, **arrays)  # type: ignore[arg-type]  # numpy's stub types allow_pickle
         # Under DDP every rank evaluates; they agree on the averaged result so they take the same decisions.
         stats = torch.tensor(
             [np.mean(rewards), np.std(rewards), np.mean(lengths), np.std(lengths)], dtype=torch.float64
         )
         mean_reward, std_reward, mean_length, std_length = self.model.all_reduce(stats, "mean").tolist()
         self.last_mean_reward = mean_reward
-        metrics = {"eval/mean_reward": mean_reward, "eval/mean_ep_length": mean_length}
-        for logger in self.model.loggers:
-            logger.log_metrics(metrics, step=self.num_timesteps)
         if self.verbose >= 1 and _is_global_zero(self.trainer):
             print(
                 f"Eval num_timesteps={self.num_timesteps}, episode_reward={mean_reward:.2f} +/- {std_reward:.2f}\n"
                 f"Episode length: {mean_length:.2f} +/- {std_length:.2f}"
             )
+        logger = self.logger
+        logger.record("eval/mean_reward", float(mean_reward))
+        logger.record("eval/mean_ep_length", mean_length)
+        if self._is_success_buffer:
+            success_rate = float(np.mean(self._is_success_buffer))
+            if self.verbose >= 1:
+                print(f"Success rate: {100 * success_rate:.2f}%")
+            logger.record("eval/success_rate", success_rate)
+        logger.record("time/total_timesteps", self.num_timesteps, exclude="tensorboard")
+        logger.dump(self.num_timesteps)
         keep_training = True
         if mean_reward > self.best_mean_reward:
             if self.verbose >= 1:
@@ -258,20 +410,45 @@ class EvalCallback(RLCallback):
                 self.model.save(self.best_model_save_path / "best_model.zip")
             if self.callback_on_new_best is not None:
                 keep_training = self.callback_on_new_best.on_step()
-        if self.callback_after_eval is not None:
-            keep_training = self.callback_after_eval.on_step() and keep_training
+        if self.callback is not None:
+            keep_training = self._on_event() and keep_training
         return keep_training
+
+
+def _sync_normalization(train: Any, evaluation: Any) -> None:
+    """SB3's ``sync_envs_normalization``: the eval env's ``VecNormalize`` takes the training statistics."""
+    from copy import deepcopy
+
+    from lit_sb3_core.engine.vec_env_views import find_vec_wrapper
+
+    target = find_vec_wrapper(evaluation, "VecNormalize")
+    if target is None:
+        raise TypeError(
+            "The training env is wrapped in VecNormalize but the EvalCallback's eval_env is not: wrap it the same "
+            "way (VecNormalize(eval_env, training=False, norm_reward=False)) so it sees normalized observations."
+        )
+    if train.norm_obs:
+        target.obs_rms = deepcopy(train.obs_rms)
+    target.ret_rms = deepcopy(train.ret_rms)
+
+
+class MaskableEvalCallback(EvalCallback):
+    """sb3-contrib's EvalCallback for MaskablePPO: evaluates with the env's action masks (``use_masking``)."""
+
+    def __init__(self, *args: Any, use_masking: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.use_masking = use_masking
 
 
 class CheckpointCallback(RLCallback):
     """Save a model file every ``save_freq`` calls: ``<save_path>/<name_prefix>_<steps>_steps.zip``.
 
     Args:
-        save_freq: vector-env steps between saves.
+        save_freq: calls (vector-env steps) between saves.
         save_path: folder for the files.
         name_prefix: file name prefix.
-        save_replay_buffer: also save the replay buffer (off-policy algorithms).
-        save_vecnormalize: kept for SB3 compatibility; normalization statistics travel inside model files.
+        save_replay_buffer: also save the replay buffer (off-policy algorithms; an ``.npz`` file).
+        save_vecnormalize: also save the ``VecNormalize`` statistics, when the training env has one.
         verbose: 2 prints every save.
     """
 
@@ -292,22 +469,32 @@ class CheckpointCallback(RLCallback):
         self.name_prefix = name_prefix
         self.save_replay_buffer = save_replay_buffer
         self.save_vecnormalize = save_vecnormalize
-        self._last_call = 0
 
     def _init_callback(self) -> None:
         self.save_path.mkdir(parents=True, exist_ok=True)
 
+    def _checkpoint_path(self, checkpoint_type: str = "", extension: str = "") -> Path:
+        name = f"{self.name_prefix}_{checkpoint_type}{self.num_timesteps}_steps"
+        return self.save_path / (f"{name}.{extension}" if extension else name)
+
     def _on_step(self) -> bool:
-        last, self._last_call = self._last_call, self.n_calls
-        if self._crossed(self.save_freq, last, self.n_calls) and _is_global_zero(self.trainer):
-            path = self.save_path / f"{self.name_prefix}_{self.num_timesteps}_steps.zip"
-            self.model.save(path)
-            if self.save_replay_buffer and hasattr(self.model, "save_replay_buffer"):
-                self.model.save_replay_buffer(
-                    self.save_path / f"{self.name_prefix}_replay_buffer_{self.num_timesteps}_steps"
-                )
+        if self.n_calls % self.save_freq != 0 or not _is_global_zero(self.trainer):
+            return True
+        path = self._checkpoint_path(extension="zip")
+        self.model.save(path)
+        if self.verbose >= 2:
+            print(f"Saving model checkpoint to {path}")
+        if self.save_replay_buffer and getattr(self.model, "replay_buffer", None) is not None:
+            buffer_path = self.model.save_replay_buffer(self._checkpoint_path("replay_buffer_"))
             if self.verbose >= 2:
-                print(f"Saving model checkpoint to {path}")
+                print(f"Saving model replay buffer checkpoint to {buffer_path}")
+        get_vec_normalize = getattr(self.model, "get_vec_normalize_env", None)
+        vec_normalize = get_vec_normalize() if self.save_vecnormalize and get_vec_normalize else None
+        if vec_normalize is not None:
+            vec_path = self._checkpoint_path("vecnormalize_", extension="pkl")
+            vec_normalize.save(vec_path)
+            if self.verbose >= 2:
+                print(f"Saving model VecNormalize to {vec_path}")
         return True
 
 
@@ -321,12 +508,13 @@ class StopTrainingOnRewardThreshold(RLCallback):
     def _on_step(self) -> bool:
         if not isinstance(self.parent, EvalCallback):
             raise TypeError("StopTrainingOnRewardThreshold must be an EvalCallback's callback_on_new_best.")
-        reached = self.parent.best_mean_reward >= self.reward_threshold
-        if reached and self.verbose >= 1:
+        keep_training = bool(self.parent.best_mean_reward < self.reward_threshold)
+        if not keep_training and self.verbose >= 1:
             print(
-                f"Stopping training: the mean reward {self.parent.best_mean_reward:.2f} reached the threshold."
+                f"Stopping training because the mean reward {self.parent.best_mean_reward:.2f} is above the "
+                f"threshold {self.reward_threshold}"
             )
-        return not reached
+        return keep_training
 
 
 class StopTrainingOnMaxEpisodes(RLCallback):
@@ -335,15 +523,26 @@ class StopTrainingOnMaxEpisodes(RLCallback):
     def __init__(self, max_episodes: int, verbose: int = 0) -> None:
         super().__init__(verbose)
         self.max_episodes = max_episodes
+        self._total_max_episodes = max_episodes
         self.n_episodes = 0
 
+    def _init_callback(self) -> None:
+        self._total_max_episodes = self.max_episodes * int(self.training_env.num_envs)
+
     def _on_step(self) -> bool:
-        env = self.model.get_env()
-        self.n_episodes = int(getattr(env, "episode_count", 0))
-        total = self.max_episodes * max(1, getattr(env, "num_envs", 1))
-        if self.n_episodes >= total and self.verbose >= 1:
-            print(f"Stopping training after {self.n_episodes} episodes (max_episodes={self.max_episodes}).")
-        return self.n_episodes < total
+        dones = self.locals.get("dones")
+        if dones is not None:
+            self.n_episodes += int(np.sum(dones))
+        else:  # called once per iteration: count the env's finished episodes
+            env = self.model.vector_env
+            self.n_episodes = int(getattr(env, "episode_count", 0))
+        keep_training = self.n_episodes < self._total_max_episodes
+        if not keep_training and self.verbose >= 1:
+            print(
+                f"Stopping training with a total of {self.num_timesteps} steps because the model reached "
+                f"max_episodes={self.max_episodes}, by playing for {self.n_episodes} episodes"
+            )
+        return keep_training
 
 
 class StopTrainingOnNoModelImprovement(RLCallback):
@@ -355,62 +554,83 @@ class StopTrainingOnNoModelImprovement(RLCallback):
         self.min_evals = min_evals
         self.last_best_mean_reward = -np.inf
         self.no_improvement_evals = 0
-        self._evals = 0
 
     def _on_step(self) -> bool:
         if not isinstance(self.parent, EvalCallback):
             raise TypeError("StopTrainingOnNoModelImprovement must be an EvalCallback's callback_after_eval.")
-        self._evals += 1
-        if self._evals > self.min_evals:
+        keep_training = True
+        if self.n_calls > self.min_evals:
             if self.parent.best_mean_reward > self.last_best_mean_reward:
                 self.no_improvement_evals = 0
             else:
                 self.no_improvement_evals += 1
+                if self.no_improvement_evals > self.max_no_improvement_evals:
+                    keep_training = False
         self.last_best_mean_reward = self.parent.best_mean_reward
-        stop = self.no_improvement_evals > self.max_no_improvement_evals
-        if stop and self.verbose >= 1:
-            print(f"Stopping training: no improvement in the last {self.no_improvement_evals} evaluations.")
-        return not stop
+        if not keep_training and self.verbose >= 1:
+            print(
+                "Stopping training because there was no new best model in the last "
+                f"{self.no_improvement_evals} evaluations"
+            )
+        return keep_training
 
 
-class EveryNTimesteps(RLCallback):
+class EveryNTimesteps(EventCallback):
     """Run ``callback`` each time another ``n_steps`` environment steps have passed."""
 
     def __init__(self, n_steps: int, callback: RLCallback) -> None:
-        super().__init__()
         if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 1:
             raise ValueError(f"n_steps must be a positive integer, got {n_steps!r}.")
+        super().__init__(callback)
         self.n_steps = n_steps
-        self.callback = _as_child(callback, self)
         self.last_time_trigger = 0
-
-    def _init_callback(self) -> None:
-        self.callback.init_callback(self.model, self.trainer)  # type: ignore[union-attr]
 
     def _on_step(self) -> bool:
         if self.num_timesteps - self.last_time_trigger >= self.n_steps:
             self.last_time_trigger = self.num_timesteps
-            return self.callback.on_step()  # type: ignore[union-attr]
+            return self._on_event()
         return True
 
 
-class LogEveryNTimesteps(RLCallback):
-    """Print the latest metrics table every ``n_steps`` environment steps (SB3's logger dump)."""
+class LogEveryNTimesteps(EveryNTimesteps):
+    """Write (and print) the latest metrics every ``n_steps`` environment steps (``model.dump_logs()``)."""
 
     def __init__(self, n_steps: int) -> None:
-        super().__init__()
-        self.n_steps = n_steps
-        self.last_time_trigger = 0
+        super().__init__(n_steps, callback=ConvertCallback(self._log_data))
         self.dumps = 0
-        self._start = time.perf_counter()
+
+    def _log_data(self, _locals: dict[str, Any], _globals: dict[str, Any]) -> bool:
+        if self.model.dump_logs(print_them=True):
+            self.dumps += 1
+        return True
+
+
+class ProgressBarCallback(RLCallback):
+    """A progress bar over the run's environment steps (tqdm; rich's look when rich is installed).
+
+    ``learn(progress_bar=True)`` shows lit-sb3's own bar instead (Lightning's, with fps and return).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pbar: Any = None
+
+    def _on_training_start(self) -> None:
+        total = self.locals["total_timesteps"] - self.model.num_timesteps
+        try:
+            from tqdm.rich import tqdm
+        except ImportError:  # rich missing: tqdm's plain bar
+            from tqdm import tqdm
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tqdm.rich is "experimental"
+            self.pbar = tqdm(total=total)
 
     def _on_step(self) -> bool:
-        if self.num_timesteps - self.last_time_trigger >= self.n_steps:
-            from lit_sb3_core.engine.progress import print_metrics
-
-            self.last_time_trigger = self.num_timesteps
-            metrics = dict(getattr(self.model, "_last_metrics", {}))
-            if metrics:
-                print_metrics(metrics)
-                self.dumps += 1
+        self.pbar.update(self.training_env.num_envs)
         return True
+
+    def _on_training_end(self) -> None:
+        if self.pbar is not None:
+            self.pbar.refresh()
+            self.pbar.close()
+            self.pbar = None

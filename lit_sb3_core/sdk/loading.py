@@ -15,10 +15,31 @@ from lit_sb3_core.sdk.algorithm import RLAlgorithm
 __all__ = ["load"]
 
 
-def load(path: str | Path, env: Any = None, **overrides: Any) -> RLAlgorithm:
+def load(
+    path: str | Path,
+    env: Any = None,
+    device: str | None = None,
+    custom_objects: dict[str, Any] | None = None,
+    print_system_info: bool = False,
+    force_reset: bool = True,
+    **overrides: Any,
+) -> RLAlgorithm:
     """Load any lit-sb3 model file; its algorithm is found through the registry from the file itself.
 
     ``env`` (optional) must have the spaces the model was saved for and becomes what ``learn`` trains
-    on; ``overrides`` replace stored hyperparameters. Loading never unpickles anything.
+    on; ``custom_objects`` and ``overrides`` replace stored values, as in ``RLAlgorithm.load``. Loading
+    never unpickles anything. An SB3 file does not name its algorithm: load it with the algorithm's class.
     """
-    return cast(RLAlgorithm, load_model(path, env=env, expected_cls=None, **overrides))
+    return cast(
+        RLAlgorithm,
+        load_model(
+            path,
+            env=env,
+            expected_cls=None,
+            device=device,
+            custom_objects=custom_objects,
+            print_system_info=print_system_info,
+            force_reset=force_reset,
+            **overrides,
+        ),
+    )

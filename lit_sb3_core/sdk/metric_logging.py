@@ -13,7 +13,6 @@ from typing import Any, ClassVar, cast
 import torch
 
 from lit_sb3_core.engine.lightning_internals import attached_trainer
-from lit_sb3_core.engine.progress import print_metrics
 from lit_sb3_core.sdk.part import AlgorithmPart
 
 __all__ = ["MetricLogging"]
@@ -74,15 +73,13 @@ class MetricLogging(AlgorithmPart):
             }
         )
         record.update(metrics or {})
-        self._last_metrics = record
-        for logger in self.loggers:
-            logger.log_metrics(record, step=self.num_timesteps)
+        # Through SB3's logger: with what callbacks recorded since the last dump, to the run's Lightning
+        # loggers (and the console with verbose=1).
+        self._last_metrics = self.write_record(record, step=self.num_timesteps)
         if "rollout/ep_rew_mean" in record and self._ep_rew_monitored:
             # Through Lightning too, for ModelCheckpoint/EarlyStopping(monitor="rollout/ep_rew_mean"); only
             # when one watches it, since self.log costs about a millisecond.
             self.log("rollout/ep_rew_mean", record["rollout/ep_rew_mean"], logger=False, batch_size=1)
-        if self.verbose >= 1:
-            print_metrics(record)
 
     def _recent_episode_means(self) -> tuple[float, float] | None:
         """Mean return and length of the recent training episodes, over every rank's episodes."""

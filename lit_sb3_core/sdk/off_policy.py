@@ -154,6 +154,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         "exploration_rate",
     }
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box, spaces.Discrete)
+    dispatches_step_callbacks: ClassVar[bool] = True
     # Several partial backward passes per gradient step (see RLAlgorithm.average_gradients_itself).
     average_gradients_itself: ClassVar[bool] = True
 
@@ -238,6 +239,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self.n_calls = 0
         self._log_episode_mark = 0
         self._log_now = False
+        self._stop_requested = False  # a step callback returned False
         self.current_learning_rate = 0.0
         self._train_stats = _TrainStats()
         self.exploration_rng: np.random.Generator | None = None
@@ -258,6 +260,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if isinstance(train_freq, tuple):
             self.hparams["train_freq"] = list(train_freq)
         self._replay_buffer_class = self._resolve_buffer_class(replay_buffer_class)
+        self._ensure_replay_buffer()
 
     # configuration --------------------------------------------------------------------------------------
     @staticmethod
@@ -297,6 +300,17 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 f"Cannot create the replay buffer {cls.__name__} with {sorted(kwargs)}: {exc}. Check "
                 "replay_buffer_kwargs."
             ) from None
+
+    def build_policy(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+        super().build_policy(observation_space, action_space)
+        if "_replay_buffer_class" in self.__dict__:  # not while the constructor is still running
+            self._ensure_replay_buffer()
+
+    def _ensure_replay_buffer(self) -> None:
+        """An empty buffer as soon as the spaces are known (SB3 has one after construction and load); it is
+        replaced when training starts if the number of envs differs."""
+        if self.replay_buffer is None and self.observation_space is not None:
+            self.replay_buffer = self._make_replay_buffer(1)
 
     def _rank_seed(self, stream: int) -> int | None:
         """A distinct seed per rank and purpose (``stream``), derived from ``seed``."""
@@ -356,6 +370,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self._step_increment = n_envs * self.world_size
         self._chunks_per_batch = self._chunks_per_batch_for(n_envs)
         self._log_episode_mark = self.episode_num
+        self._stop_requested = False
         # Lightning warns about modules in eval mode right after this hook; target networks are in eval
         # mode on purpose, so switch everything on until on_train_start lets the policy decide again.
         torch.nn.Module.train(self.policy, True)
@@ -368,6 +383,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 if self.num_timesteps >= self._budget:
                     break
                 steps = self.collect_chunk()
+                if self._stop_requested:  # a step callback asked to stop: no update after that step
+                    break
                 if self.num_timesteps > 0 and self.num_timesteps > self.learning_starts:
                     gradient_steps = self.gradient_steps if self.gradient_steps >= 0 else steps
                     if gradient_steps > 0:
@@ -378,7 +395,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if self._log_now:
             self.log_iteration(self.collect_metrics())
             self._log_episode_mark = self.episode_num
-        if self.num_timesteps >= self._budget:
+        if self.num_timesteps >= self._budget or self._stop_requested:
             self.trainer.should_stop = True
 
     def _log_due(self) -> bool:
@@ -457,6 +474,10 @@ class OffPolicyAlgorithm(RLAlgorithm):
         noise = self.action_noise
         explore, on_env_step, add, step = self.explore, self.on_env_step, buffer.add, env.step
         increment, budget, random_until = self._step_increment, self._budget, self.random_warmup_steps()
+        callbacks = self.step_callbacks
+        has_callbacks = bool(callbacks)  # tested once per step; nothing else happens without callbacks
+        if has_callbacks:
+            callbacks.rollout_start()
         steps = episodes = 0
         while (steps < frequency) if by_steps else (episodes < frequency):
             if self.num_timesteps < random_until:
@@ -488,12 +509,38 @@ class OffPolicyAlgorithm(RLAlgorithm):
             self.n_calls += 1
             on_env_step()
             if any_done:
+                self.record_episode_ends(infos)
                 ended = np.flatnonzero(dones)
                 episodes += len(ended)
                 self.episode_num += len(ended)
                 if noise is not None:
                     noise.reset(ended.tolist())
+            if has_callbacks and not callbacks.step(self.chunk_step_locals(locals())):
+                self._stop_requested = True
+                return steps * env.num_envs
+        if has_callbacks:
+            callbacks.rollout_end()
         return steps * env.num_envs
+
+    def chunk_step_locals(self, loop: dict[str, Any]) -> dict[str, Any]:
+        """SB3's ``self.locals`` for a step callback, from ``collect_chunk``'s local variables."""
+        return self.step_locals(
+            env=loop["env"],
+            replay_buffer=loop["buffer"],
+            train_freq=self.train_freq,
+            action_noise=loop["noise"],
+            learning_starts=self.learning_starts,
+            num_collected_steps=loop["steps"],
+            num_collected_episodes=loop["episodes"],
+            actions=loop["env_actions"],
+            buffer_actions=loop["buffer_actions"],
+            new_obs=loop["new_obs"],
+            rewards=loop["rewards"],
+            dones=loop["dones"],
+            infos=loop["infos"],
+            terminated=loop["terminated"],
+            truncated=loop["truncated"],
+        )
 
     def random_warmup_steps(self) -> int:
         """Environment steps that act uniformly at random (from the action space) before ``explore`` does.

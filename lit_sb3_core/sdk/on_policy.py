@@ -116,9 +116,15 @@ class OnPolicyAlgorithm(RLAlgorithm):
         )
 
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
+    sb3_policy_classes: ClassVar[dict[str, str]] = {
+        "ActorCriticPolicy": "MlpPolicy",
+        "ActorCriticCnnPolicy": "CnnPolicy",
+        "MultiInputActorCriticPolicy": "MultiInputPolicy",
+    }
     supports_normalization: ClassVar[bool] = True
     # A Lightning batch runs whole iterations until it covers at least this many env steps (see above).
     min_steps_per_batch: ClassVar[int] = 0
+    dispatches_step_callbacks: ClassVar[bool] = True
 
     def check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
         super().check_spaces(observation_space, action_space)
@@ -188,7 +194,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
             for index in range(self._iterations_per_batch):
                 if index > 0 and self.num_timesteps >= self.total_timesteps:
                     break
-                self.collect_rollout()
+                if self.collect_rollout() is False:  # a callback asked to stop at a step
+                    self.trainer.should_stop = True
+                    return
                 self.iterations += 1  # counted before the update, as SB3 does: should_log() answers for it
                 self.update_progress()
                 metrics = self.train_on_rollout()
@@ -204,8 +212,11 @@ class OnPolicyAlgorithm(RLAlgorithm):
         raise NotImplementedError
 
     @torch.no_grad()
-    def collect_rollout(self) -> None:
-        """Fill the rollout buffer with ``n_steps`` steps of every env, then compute advantages."""
+    def collect_rollout(self) -> bool:
+        """Fill the rollout buffer with ``n_steps`` steps of every env, then compute advantages.
+
+        Returns False when a step callback asked to stop (the rollout is then left unfinished).
+        """
         env, buffer, policy = self.vector_env, self.rollout_buffer, self.policy
         assert env is not None and buffer is not None and policy is not None
         self.set_policy_mode(False)
@@ -215,6 +226,10 @@ class OnPolicyAlgorithm(RLAlgorithm):
             policy.reset_noise(env.num_envs)
         step_increment = env.num_envs * self.world_size
         device = self.device
+        callbacks = self.step_callbacks
+        has_callbacks = bool(callbacks)  # tested once per step; nothing else happens without callbacks
+        if has_callbacks:
+            callbacks.rollout_start()
         # Lightning acts on SIGTERM between iterations; poll its flag every step so that a long rollout stops
         # at the next step (one process only: DDP ranks stop together, at Lightning's batch boundary).
         trainer = attached_trainer(self)
@@ -228,18 +243,22 @@ class OnPolicyAlgorithm(RLAlgorithm):
                     policy.reset_noise(env.num_envs)
                 obs_tensor = self.normalize_obs(obs_to_tensor(self.last_obs, device), update=True)
                 actions, values, log_probs = self.rollout_forward(obs_tensor)
-                new_obs, rewards, terminated, truncated, infos = env.step(
-                    self.to_env_actions(to_numpy(actions))
-                )
+                env_actions = self.to_env_actions(to_numpy(actions))
+                new_obs, env_rewards, terminated, truncated, infos = env.step(env_actions)
                 self.num_timesteps += step_increment
                 dones = np.logical_or(terminated, truncated)
-                rewards = self.normalize_rewards(np.asarray(rewards, dtype=np.float32), dones)
+                rewards = self.normalize_rewards(np.asarray(env_rewards, dtype=np.float32), dones)
+                if "final_info" in infos:  # an episode ended (gymnasium adds the key only then)
+                    self.record_episode_ends(infos)
                 truncated_only = np.logical_and(truncated, np.logical_not(terminated))
                 if truncated_only.any():
                     rewards = rewards + self.gamma * self._final_values(infos, truncated_only)
                 buffer.add(obs_tensor, actions, rewards, self.last_episode_starts, values, log_probs)
                 self.last_obs = new_obs
                 self.last_episode_starts = dones
+                if has_callbacks and not callbacks.step(self.rollout_step_locals(locals())):
+                    self.set_policy_mode(True)
+                    return False
         except BaseException:
             # An unfinished rollout is dropped: the step counter goes back to its start, so a checkpoint
             # saved now (on an interrupt) describes the last complete iteration.
@@ -248,7 +267,32 @@ class OnPolicyAlgorithm(RLAlgorithm):
             raise
         last_obs = self.normalize_obs(obs_to_tensor(self.last_obs, device))
         buffer.compute_returns_and_advantage(self.rollout_values(last_obs), self.last_episode_starts)
+        if has_callbacks:
+            callbacks.rollout_end(
+                {"rollout_buffer": buffer, "new_obs": self.last_obs, "dones": self.last_episode_starts}
+            )
         self.set_policy_mode(True)
+        return True
+
+    def rollout_step_locals(self, loop: dict[str, Any]) -> dict[str, Any]:
+        """SB3's ``self.locals`` for a step callback, from ``collect_rollout``'s local variables."""
+        return self.step_locals(
+            env=loop["env"],
+            rollout_buffer=loop["buffer"],
+            n_rollout_steps=self.n_steps,
+            n_steps=loop["step"],
+            obs_tensor=loop["obs_tensor"],
+            actions=to_numpy(loop["actions"]),
+            values=loop["values"],
+            log_probs=loop["log_probs"],
+            clipped_actions=loop["env_actions"],
+            new_obs=loop["new_obs"],
+            rewards=loop["env_rewards"],
+            dones=loop["dones"],
+            infos=loop["infos"],
+            terminated=loop["terminated"],
+            truncated=loop["truncated"],
+        )
 
     def rollout_forward(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(actions, values, log_probs)`` for the training envs' current observations, during a rollout.

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         def build_policy(self, observation_space: spaces.Space, action_space: spaces.Space) -> None: ...
         def configure_normalization(self, config: dict[str, Any] | None) -> None: ...
         def _start_metric_window(self) -> None: ...
+        def write_record(self, record: dict[str, Any], step: int) -> dict[str, Any]: ...
 
     class AlgorithmPart(L.LightningModule, _Methods):
         """RLAlgorithm's attributes, as its parts see them."""
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
         last_evaluation_episodes: EvaluationEpisodes
         _learn_datamodule: RLEnvDataModule | None
         _seeded_eval_envs: list[VectorEnv]
+        _custom_logger: Any  # sb3_logging.py: the logger set_logger gave, or None
 
 else:
     AlgorithmPart = object

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
-from gymnasium.vector import VectorEnv
 
 from lit_sb3_core.engine.lightning_internals import attached_trainer, ended_by_ctrl_c
 from lit_sb3_core.errors import ConfigurationError
@@ -19,10 +18,8 @@ from lit_sb3_core.sdk.part import AlgorithmPart
 if TYPE_CHECKING:
     from typing import Self
 
+    from lit_sb3_core.engine.datamodule import RLEnvDataModule
     from lit_sb3_core.engine.protocol import RLModel
-
-if TYPE_CHECKING:
-    from typing import Self
 
 __all__ = ["SB3Glue", "quiet_lightning"]
 
@@ -45,7 +42,6 @@ class SB3Glue(AlgorithmPart):
 
         ``n_envs`` (lit-sb3 only) trains on that many copies of ``env`` when it is an id or factory.
         """
-        from lit_sb3_core.engine.datamodule import RLEnvDataModule
         from lit_sb3_core.engine.trainer import RLTrainer
 
         if isinstance(total_timesteps, bool) or not isinstance(total_timesteps, (int, np.integer)):
@@ -61,21 +57,27 @@ class SB3Glue(AlgorithmPart):
                 "pass env= to the constructor."
             )
         datamodule = self._learn_datamodule
-        if datamodule is None or reset_num_timesteps:
+        # The env get_env() handed out (SB3's model.env) is trained on again unless another is asked for.
+        reusable = datamodule is not None and n_envs in (None, datamodule.n_envs)
+        if datamodule is None or (reset_num_timesteps and not reusable):
             if datamodule is not None and datamodule is not self.env_source:
                 datamodule.close()
-            source = self.env_source
-            datamodule = (
-                source
-                if isinstance(source, RLEnvDataModule)
-                else RLEnvDataModule(train_env=source, n_envs=n_envs or 1, seed=self.seed)
-            )
+            datamodule = self._datamodule_for(self.env_source, n_envs or 1)
             self._learn_datamodule = datamodule
+        elif reset_num_timesteps:  # a fresh run on the same env: SB3 forgets the episode statistics
+            env = datamodule.get_env("fit")
+            for queue in ("return_queue", "length_queue", "time_queue"):
+                getattr(env, queue, []).clear()
         if reset_num_timesteps:
             self.num_timesteps = 0
             self.iterations = 0
             self.last_obs = None
         log_dir = self.hparams.get("tensorboard_log")
+        loggers: Any = None if log_dir else False
+        custom_logger = self._custom_logger
+        if custom_logger is not None:  # set_logger replaces tensorboard_log, as in SB3
+            loggers = custom_logger.lightning_loggers() or False
+            log_dir = custom_logger.get_dir()
         callbacks = _as_lightning_callbacks(callback)
         with quiet_lightning(self.verbose):
             trainer = RLTrainer(
@@ -83,7 +85,7 @@ class SB3Glue(AlgorithmPart):
                 run_name=tb_log_name or type(self).__name__,
                 accelerator=_accelerator(self.hparams.get("device", "auto")),
                 devices=1,
-                logger=None if log_dir else False,
+                logger=loggers,
                 default_root_dir=log_dir,
                 callbacks=callbacks,
                 enable_checkpointing=False,
@@ -95,11 +97,32 @@ class SB3Glue(AlgorithmPart):
                 trainer.fit(self, datamodule=datamodule)
         return self
 
-    def get_env(self) -> VectorEnv | None:
-        """The training vector env of the last run (or the one given at construction, once built)."""
-        if self.vector_env is None and self._learn_datamodule is not None:
-            return self._learn_datamodule.get_env("fit")
-        return self.vector_env
+    def _datamodule_for(self, source: Any, n_envs: int) -> RLEnvDataModule:
+        from lit_sb3_core.engine.datamodule import RLEnvDataModule
+
+        if isinstance(source, RLEnvDataModule):
+            return source
+        return RLEnvDataModule(train_env=source, n_envs=n_envs, seed=self.seed)
+
+    def get_env(self) -> Any:
+        """The training env as SB3's ``VecEnv``: the one passed in (an SB3 VecEnv comes back as itself,
+        wrappers included) or a view of the vector env built from an id, Env or factory; ``None`` without
+        one. It exists as soon as the model has an env (constructor, ``set_env``, ``load(env=...)``) and is
+        the env the next ``learn`` trains on. Algorithms step the gymnasium env underneath (``vector_env``)."""
+        from lit_sb3_core.engine.vec_env_views import as_sb3_vec_env
+
+        env = self.vector_env
+        if env is None:
+            if self._learn_datamodule is None and self.env_source is not None:
+                self._learn_datamodule = self._datamodule_for(self.env_source, 1)
+            if self._learn_datamodule is not None:
+                env = self._learn_datamodule.get_env("fit")
+        return None if env is None else as_sb3_vec_env(env)
+
+    @property
+    def env(self) -> Any:
+        """SB3's ``model.env``: ``get_env()``."""
+        return self.get_env()
 
     def set_env(self, env: Any) -> None:
         """Train on ``env`` from the next ``learn``; its spaces must match the model's."""
@@ -136,11 +159,36 @@ class SB3Glue(AlgorithmPart):
         save_model(cast("RLModel", self), path)
 
     @classmethod
-    def load(cls, path: str | Path, env: Any = None, **kwargs: Any) -> Self:
-        """Load a model file written by ``save``; never unpickles. ``kwargs`` override hyperparameters."""
+    def load(
+        cls,
+        path: str | Path,
+        env: Any = None,
+        device: str = "auto",
+        custom_objects: dict[str, Any] | None = None,
+        print_system_info: bool = False,
+        force_reset: bool = True,
+        **kwargs: Any,
+    ) -> Self:
+        """Load a model file written by ``save``, or by Stable-Baselines3 / sb3-contrib; never unpickles.
+
+        SB3's signature and semantics: ``custom_objects`` replace stored values, ``kwargs`` change
+        hyperparameters, ``env`` is checked against the stored spaces and becomes the training env.
+        """
         from lit_sb3_core.engine.model_file import load_model
 
-        return cast("Self", load_model(path, env=env, expected_cls=cast("type[RLModel]", cls), **kwargs))
+        return cast(
+            "Self",
+            load_model(
+                path,
+                env=env,
+                expected_cls=cast("type[RLModel]", cls),
+                device=device,
+                custom_objects=custom_objects,
+                print_system_info=print_system_info,
+                force_reset=force_reset,
+                **kwargs,
+            ),
+        )
 
 
 def _accelerator(device: str) -> str:

@@ -18,7 +18,13 @@ import pytest
 SCRIPTS = Path(__file__).parent / "sb3_scripts"
 # Quick ones that together cover make_vec_env, the VecEnv API, SubprocVecEnv, Monitor files and plots,
 # and VecVideoRecorder.
-DEFAULT = {"vec_envs_wrapper_class.py", "examples_video_recorder.py", "plotting_monitor.py", "a2c_module.py"}
+DEFAULT = {
+    "vec_envs_wrapper_class.py",
+    "examples_video_recorder.py",
+    "plotting_monitor.py",
+    "a2c_module.py",
+    "quickstart_get_env.py",  # SB3's quickstart loop over model.get_env(), callbacks need the same view
+}
 ALL = sorted(path.name for path in SCRIPTS.glob("*.py"))
 
 

@@ -78,8 +78,14 @@ class ARS(RLAlgorithm):
     """
 
     algo_name: ClassVar[str] = "ars"
+    dispatches_step_callbacks: ClassVar[bool] = True
     policy_aliases: ClassVar[dict[str, Any]] = ARS_POLICY_ALIASES
     policy: ARSPolicy  # built from the env's spaces (see RLAlgorithm)
+    # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
+    sb3_policy_classes: ClassVar[dict[str, str]] = {
+        "ARSPolicy": "MlpPolicy",
+        "ARSLinearPolicy": "LinearPolicy",
+    }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box, spaces.Discrete)
     # RLEnvDataModule(normalize="observation"): ARS-v2 (rewards are never normalized, see below).
@@ -135,6 +141,7 @@ class ARS(RLAlgorithm):
             device=device,
             tensorboard_log=tensorboard_log,
         )
+        self._stopped_by_callback = False  # a step callback returned False
 
     # construction ---------------------------------------------------------------------------------
     def make_policy(
@@ -185,6 +192,7 @@ class ARS(RLAlgorithm):
                 "devices."
             )
         super().on_fit_start()
+        self._stopped_by_callback = False
 
     @torch.no_grad()
     def training_step(self, batch: Any, batch_idx: int) -> None:
@@ -225,6 +233,8 @@ class ARS(RLAlgorithm):
         self.iterations += 1
         self.log_iteration(metrics)
         self.stop_if_budget_reached()
+        if self._stopped_by_callback:  # a step callback returned False: stop after this iteration's update
+            self.trainer.should_stop = True
 
     def score_candidates(self, candidates: torch.Tensor) -> torch.Tensor:
         """Scores of every row of ``candidates``, each rank evaluating every ``world_size``-th row.
@@ -294,6 +304,11 @@ class ARS(RLAlgorithm):
         obs_sum = obs_sq_sum = torch.zeros(obs_shape, dtype=torch.float64)
         steps = 0
         dones = np.ones(n_envs, dtype=bool)
+        callbacks = self.step_callbacks
+        has_callbacks = bool(callbacks)  # SB3-style callbacks see every vector step, as in sb3-contrib
+        start_timesteps, step_increment = self.num_timesteps, n_envs * self.world_size
+        if has_callbacks:
+            callbacks.rollout_start()
         while len(finished_returns) < n_jobs:
             obs_tensor = obs_to_tensor(obs, device)
             if normalizer is not None:
@@ -302,7 +317,7 @@ class ARS(RLAlgorithm):
                 obs_sq_sum = obs_sq_sum + (rows * rows).sum(0)
                 obs_tensor = normalizer(obs_tensor)  # this iteration's statistics, frozen
             actions = policy.forward_batch(policy.features(obs_tensor), params)
-            obs, rewards, terminated, truncated, _ = env.step(to_env(actions))
+            obs, rewards, terminated, truncated, infos = env.step(to_env(actions))
             steps += 1
             episode_return += rewards
             episode_length += 1
@@ -323,6 +338,17 @@ class ARS(RLAlgorithm):
                             params[i] = table[idle]
                     episode_return[i] = 0.0
                     episode_length[i] = 0
+            if has_callbacks:
+                # The step count is provisional here (score_candidates adds the iteration's steps of all ranks).
+                self.num_timesteps = start_timesteps + steps * step_increment
+                step_locals = {"new_obs": obs, "rewards": rewards, "dones": dones, "infos": infos}
+                keep = callbacks.step(
+                    self.step_locals(**step_locals, terminated=terminated, truncated=truncated)
+                )
+                self._stopped_by_callback = self._stopped_by_callback or not keep
+        if has_callbacks:
+            self.num_timesteps = start_timesteps
+            callbacks.rollout_end()
         # Module attributes are written once per iteration: LightningModule.__setattr__ is slow per step.
         self.last_obs, self.last_episode_starts = obs, dones
         totals = [steps * n_envs, sum(finished_returns), sum(finished_lengths), len(finished_returns)]

@@ -22,7 +22,7 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import ObsPreprocessor, describe_space, flat_feature_dim, resolve_named_class
+from lit_sb3_core.sdk import ObsPreprocessor, PolicyAPI, describe_space, flat_feature_dim, resolve_named_class
 
 __all__ = ["ARS_POLICY_ALIASES", "ARSLinearPolicy", "ARSPolicy"]
 
@@ -46,7 +46,7 @@ def _mlp(
     return nn.Sequential(*layers)
 
 
-class ARSPolicy(nn.Module):
+class ARSPolicy(PolicyAPI, nn.Module):
     """MLP policy for ARS.
 
     Args:

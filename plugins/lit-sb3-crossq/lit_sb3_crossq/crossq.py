@@ -90,6 +90,10 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
     algo_name: ClassVar[str] = "crossq"
     policy_aliases: ClassVar[dict[str, Any]] = CROSSQ_POLICY_ALIASES
     policy: CrossQPolicy  # built from the env's spaces (see RLAlgorithm)
+    # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
+    sb3_policy_classes: ClassVar[dict[str, str]] = {
+        "CrossQPolicy": "MlpPolicy",
+    }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box,)
     # sb3-contrib's CrossQ only has MlpPolicy: no Dict observations (the joint pass concatenates tensors).

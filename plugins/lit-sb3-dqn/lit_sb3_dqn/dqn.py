@@ -81,6 +81,12 @@ class DQN(OffPolicyAlgorithm):
     algo_name: ClassVar[str] = "dqn"
     policy_aliases: ClassVar[dict[str, Any]] = DQN_POLICY_ALIASES
     policy: DQNPolicy  # built from the env's spaces (see RLAlgorithm)
+    # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
+    sb3_policy_classes: ClassVar[dict[str, str]] = {
+        "stable_baselines3.dqn.policies.DQNPolicy": "MlpPolicy",
+        "stable_baselines3.dqn.policies.CnnPolicy": "CnnPolicy",
+        "stable_baselines3.dqn.policies.MultiInputPolicy": "MultiInputPolicy",
+    }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Discrete,)
 

@@ -145,7 +145,7 @@ def test_parallel_environments_keep_their_episodes_apart(vectorization: str) -> 
         data.close()  # the async workers end with the test
     buffer = model.replay_buffer
     assert buffer.n_envs == 2 and buffer.size() == 200 and model.n_updates > 0
-    assert buffer.env is model.get_env()
+    assert buffer.env is model.vector_env
     for env in (0, 1):
         starts, lengths = buffer.ep_start[:200, env], buffer.ep_length[:200, env]
         stored = lengths > 0
@@ -185,7 +185,7 @@ def test_replay_buffer_files_through_the_algorithm(tmp_path: Path) -> None:
     np.testing.assert_array_equal(loaded.ep_length, model.replay_buffer.ep_length)
     np.testing.assert_array_equal(loaded._current_ep_len, model.replay_buffer._current_ep_len)
     other.learn(100)
-    assert other.replay_buffer is loaded and loaded.env is other.get_env() and loaded.size() == 300
+    assert other.replay_buffer is loaded and loaded.env is other.vector_env and loaded.size() == 300
     assert other.n_updates > 0
 
 
@@ -222,7 +222,7 @@ def test_checkpoint_resume_restores_the_episode_bookkeeping(tmp_path: Path) -> N
                 pos=buffer.pos,
                 env=buffer.env,
                 n_sampled_goal=buffer.n_sampled_goal,
-                train_env=pl_module.get_env(),
+                train_env=pl_module.vector_env,
             )
 
     resumed = make()

@@ -76,6 +76,12 @@ class MaskablePPO(PPO):
     algo_name: ClassVar[str] = "maskable_ppo"
     policy_aliases: ClassVar[dict[str, Any]] = MASKABLE_ALIASES
     policy: MaskableActorCriticPolicy  # built from the env's spaces (see RLAlgorithm)
+    # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
+    sb3_policy_classes: ClassVar[dict[str, str]] = {
+        "MaskableActorCriticPolicy": "MlpPolicy",
+        "MaskableActorCriticCnnPolicy": "CnnPolicy",
+        "MaskableMultiInputActorCriticPolicy": "MultiInputPolicy",
+    }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
         spaces.Discrete,

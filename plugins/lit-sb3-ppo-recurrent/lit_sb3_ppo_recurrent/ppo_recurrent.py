@@ -93,6 +93,12 @@ class RecurrentPPO(OnPolicyAlgorithm):
     algo_name: ClassVar[str] = "recurrent_ppo"
     policy_aliases: ClassVar[dict[str, Any]] = RECURRENT_ALIASES
     policy: RecurrentActorCriticPolicy  # built from the env's spaces (see RLAlgorithm)
+    # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
+    sb3_policy_classes: ClassVar[dict[str, str]] = {
+        "RecurrentActorCriticPolicy": "MlpLstmPolicy",
+        "RecurrentActorCriticCnnPolicy": "CnnLstmPolicy",
+        "RecurrentMultiInputActorCriticPolicy": "MultiInputLstmPolicy",
+    }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
 
     def __init__(

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
-from lit_sb3_core.sdk import Schedule, TrainFreq
+from lit_sb3_core.sdk import SB3File, Schedule, TrainFreq
 from lit_sb3_dqn.dqn import DQN
 from lit_sb3_qrdqn.hyperparams import TUNED
 from lit_sb3_qrdqn.policies import QRDQN_POLICY_ALIASES, QRDQNPolicy
@@ -102,7 +102,24 @@ class QRDQN(DQN):
     algo_name: ClassVar[str] = "qrdqn"
     policy_aliases: ClassVar[dict[str, Any]] = QRDQN_POLICY_ALIASES
     policy: QRDQNPolicy  # built from the env's spaces (see RLAlgorithm)
+    # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
+    sb3_policy_classes: ClassVar[dict[str, str]] = {
+        "sb3_contrib.qrdqn.policies.QRDQNPolicy": "MlpPolicy",
+        "sb3_contrib.qrdqn.policies.CnnPolicy": "CnnPolicy",
+        "sb3_contrib.qrdqn.policies.MultiInputPolicy": "MultiInputPolicy",
+    }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
+
+    @classmethod
+    def state_dict_from_sb3(
+        cls, file: SB3File, model: Any, renames: dict[str, str] | None = None
+    ) -> dict[str, torch.Tensor]:
+        """sb3-contrib names the quantile networks ``quantile_net``/``quantile_net_target``; here they are DQN's."""
+        return super().state_dict_from_sb3(
+            file,
+            model,
+            renames={"quantile_net": "q_net", "quantile_net_target": "q_net_target", **(renames or {})},
+        )
 
     def __init__(
         self,

@@ -162,6 +162,12 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
     algo_name: ClassVar[str] = "sac"
     policy_aliases: ClassVar[dict[str, Any]] = SAC_POLICY_ALIASES
     policy: SACPolicy  # built from the env's spaces (see RLAlgorithm)
+    # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
+    sb3_policy_classes: ClassVar[dict[str, str]] = {
+        "stable_baselines3.sac.policies.SACPolicy": "MlpPolicy",
+        "stable_baselines3.sac.policies.CnnPolicy": "CnnPolicy",
+        "stable_baselines3.sac.policies.MultiInputPolicy": "MultiInputPolicy",
+    }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box,)
     plain_attributes: ClassVar[frozenset[str]] = OffPolicyAlgorithm.plain_attributes | {"_sde_steps"}

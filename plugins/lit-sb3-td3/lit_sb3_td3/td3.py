@@ -77,6 +77,12 @@ class TD3(OffPolicyAlgorithm):
     algo_name: ClassVar[str] = "td3"
     policy_aliases: ClassVar[dict[str, Any]] = TD3_POLICY_ALIASES
     policy: TD3Policy  # built from the env's spaces (see RLAlgorithm)
+    # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
+    sb3_policy_classes: ClassVar[dict[str, str]] = {
+        "stable_baselines3.td3.policies.TD3Policy": "MlpPolicy",
+        "stable_baselines3.td3.policies.CnnPolicy": "CnnPolicy",
+        "stable_baselines3.td3.policies.MultiInputPolicy": "MultiInputPolicy",
+    }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box,)
 

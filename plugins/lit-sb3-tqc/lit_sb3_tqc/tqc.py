@@ -89,6 +89,12 @@ class TQC(SAC):
     algo_name: ClassVar[str] = "tqc"
     policy_aliases: ClassVar[dict[str, Any]] = TQC_POLICY_ALIASES
     policy: TQCPolicy  # built from the env's spaces (see RLAlgorithm)
+    # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
+    sb3_policy_classes: ClassVar[dict[str, str]] = {
+        "sb3_contrib.tqc.policies.TQCPolicy": "MlpPolicy",
+        "sb3_contrib.tqc.policies.CnnPolicy": "CnnPolicy",
+        "sb3_contrib.tqc.policies.MultiInputPolicy": "MultiInputPolicy",
+    }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
 
     def __init__(

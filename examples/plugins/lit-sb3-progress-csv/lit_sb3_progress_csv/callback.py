@@ -22,11 +22,10 @@ FIELDS = ("timesteps", "iterations", "time_elapsed", "ep_rew_mean")
 
 
 class ProgressCSV(RLCallback):
-    """Write ``timesteps, iterations, time_elapsed, ep_rew_mean`` after every iteration.
+    """Write ``timesteps, iterations, time_elapsed, ep_rew_mean`` after every iteration's rollout.
 
-    ``ep_rew_mean`` is the mean return of the recent training episodes (the ``return_queue`` of gymnasium's
-    ``RecordEpisodeStatistics``, which lit-sb3 wraps training envs in; what ``rollout/ep_rew_mean`` shows),
-    empty until an episode has finished.
+    ``ep_rew_mean`` is the mean return of the recent training episodes (``model.ep_info_buffer``, what
+    ``rollout/ep_rew_mean`` shows), empty until an episode has finished.
 
     Args:
         path: the CSV file; its folder is created. It is rewritten at the start of each run.
@@ -47,6 +46,7 @@ class ProgressCSV(RLCallback):
         self.rows = 0
         self._file: IO[str] | None = None
         self._writer: Any = None
+        self._stop = False
         self._started_at = 0.0
 
     def _on_training_start(self) -> None:
@@ -55,23 +55,27 @@ class ProgressCSV(RLCallback):
         self._writer = csv.writer(self._file)
         self._writer.writerow(FIELDS)
         self.rows = 0
+        self._stop = False
         self._started_at = time.perf_counter()
 
-    def _on_step(self) -> bool:
-        returns = getattr(self.model.get_env(), "return_queue", None)
+    def _on_rollout_end(self) -> None:
+        # Once per iteration, after its rollout (SB3's callback protocol calls _on_step after every env step).
+        returns = [episode["r"] for episode in self.model.ep_info_buffer]
         reward = float(np.mean(returns)) if returns else None
         elapsed = time.perf_counter() - self._started_at
+        self.rows += 1
         self._writer.writerow(
-            (self.num_timesteps, self.model.iterations, f"{elapsed:.3f}", "" if reward is None else reward)
+            (self.num_timesteps, self.rows, f"{elapsed:.3f}", "" if reward is None else reward)
         )
         assert self._file is not None  # opened in _on_training_start
         self._file.flush()
-        self.rows += 1
         if self.stop_at_reward is not None and reward is not None and reward >= self.stop_at_reward:
             if self.verbose >= 1:
                 print(f"ProgressCSV: ep_rew_mean {reward:.2f} >= {self.stop_at_reward}, stopping training")
-            return False
-        return True
+            self._stop = True
+
+    def _on_step(self) -> bool:
+        return not self._stop  # a stop decided at the end of a rollout takes effect at the next step
 
     def _on_training_end(self) -> None:
         if self._file is not None:

@@ -1,0 +1,1 @@
+"""``sb3_contrib.common.maskable``: action masking for MaskablePPO."""

@@ -1,0 +1,1 @@
+"""``sb3_contrib.common.recurrent``: RecurrentPPO's policies."""

@@ -1,0 +1,14 @@
+"""``sb3_contrib.tqc.policies``: TQC's policies (lit-sb3's, with SB3's constructor signature)."""
+
+from __future__ import annotations
+
+from lit_sb3 import TQC as _Algorithm
+from lit_sb3._sb3_style import off_policy_policy
+from lit_sb3_core.nets.off_policy import SquashedGaussianActor as Actor
+from lit_sb3_tqc.policies import QuantileCritic as Critic
+
+__all__ = ["Actor", "CnnPolicy", "Critic", "MlpPolicy", "MultiInputPolicy", "TQCPolicy"]
+
+MlpPolicy = TQCPolicy = off_policy_policy(_Algorithm, "MlpPolicy", "TQCPolicy", __name__)
+CnnPolicy = off_policy_policy(_Algorithm, "CnnPolicy", "CnnPolicy", __name__)
+MultiInputPolicy = off_policy_policy(_Algorithm, "MultiInputPolicy", "MultiInputPolicy", __name__)

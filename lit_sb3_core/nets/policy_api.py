@@ -1,0 +1,258 @@
+"""SB3's ``BasePolicy`` methods on lit-sb3 policies: ``predict``, ``save``/``load``, ``set_training_mode``,
+``obs_to_tensor``, ``is_vectorized_observation``, ``parameters_to_vector``/``load_from_vector``.
+
+Policies stay plain ``nn.Module``s built by their algorithm; this mixin gives them what SB3 code calls on
+``model.policy``. ``save`` writes a zip of JSON (class, spaces, constructor arguments) and safetensors
+weights, like model files; ``load`` rebuilds the class named there only if it is a policy class (never
+arbitrary code) and unpickles nothing. The constructor arguments are recorded by the mixin when the
+policy is built (the outermost ``__init__`` call), so subclasses need nothing for ``save`` to work.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from lit_sb3_core.errors import ModelFileError
+from lit_sb3_core.foundation.spaces import (
+    describe_space,
+    obs_to_tensor,
+    space_from_json,
+    space_to_json,
+    to_numpy,
+)
+
+__all__ = ["PolicyAPI"]
+
+_POLICY_JSON = "policy.json"
+_POLICY_WEIGHTS = "policy.safetensors"
+
+
+def _class_name(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _loaded_class(name: str, base: type) -> type:
+    """The class ``module:Name`` if its module is already imported and it derives from ``base``.
+
+    A policy file never makes lit-sb3 import a module or reach anything but a class of the expected kind.
+    """
+    module_name, _, qualname = name.partition(":")
+    module = sys.modules.get(module_name)
+    value: Any = module
+    for part in qualname.split("."):
+        value = getattr(value, part, None)
+    if not (isinstance(value, type) and issubclass(value, base)):
+        raise ModelFileError(
+            f"The policy file names {name!r}, which is not a {base.__name__} class of an imported module: import "
+            "the module that defines it first."
+        )
+    return value
+
+
+def _jsonable(value: Any, name: str) -> Any:
+    if isinstance(value, spaces.Space):
+        return {"__space__": space_to_json(value)}
+    if isinstance(value, type):
+        return {"__class__": _class_name(value)}
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, f"{name}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, f"{name}[{i}]") for i, v in enumerate(value)]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    raise ModelFileError(
+        f"policy.save: the constructor argument {name}={value!r} is not a plain value (number, string, list, "
+        "dict, class or space), so it cannot be stored without pickling. Save the whole model instead."
+    )
+
+
+def _from_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"__space__"}:
+            return space_from_json(value["__space__"])
+        if set(value) == {"__class__"}:
+            return _loaded_class(value["__class__"], object)
+        return {k: _from_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_json(v) for v in value]
+    return value
+
+
+class PolicyAPI:
+    """SB3's policy methods for an ``nn.Module`` policy with ``observation_space``, ``action_space`` and
+    ``predict_actions(obs_tensor, deterministic)``."""
+
+    observation_space: spaces.Space
+    action_space: spaces.Space
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None or getattr(init, "records_arguments", False):
+            return
+
+        @functools.wraps(init)
+        def recording_init(self: Any, *args: Any, **init_kwargs: Any) -> None:
+            if "_init_arguments" not in self.__dict__:  # the outermost call describes the whole policy
+                self.__dict__["_init_arguments"] = (type(self), args, dict(init_kwargs))
+            init(self, *args, **init_kwargs)
+
+        recording_init.records_arguments = True  # type: ignore[attr-defined]
+        cls.__init__ = recording_init  # type: ignore[method-assign]
+
+    # SB3's methods --------------------------------------------------------------------------------------
+    def set_training_mode(self, mode: bool) -> None:
+        """``train(mode)``: dropout and batch-norm statistics on or off."""
+        self.train(mode)  # type: ignore[attr-defined]
+
+    def is_vectorized_observation(self, observation: Any) -> bool:
+        """Whether ``observation`` is a batch (one row per env) rather than a single observation."""
+        space = self.observation_space
+        if isinstance(space, spaces.Dict):
+            first = next(iter(space.spaces))
+            return np.asarray(observation[first]).shape != space.spaces[first].shape
+        shape = np.asarray(observation).shape
+        if shape == space.shape:
+            return False
+        if shape[1:] == space.shape:
+            return True
+        raise ValueError(
+            f"Unexpected observation shape {shape} for {describe_space(space)}: expected {space.shape} or "
+            f"(n_envs, {', '.join(map(str, space.shape or ()))})."
+        )
+
+    def obs_to_tensor(self, observation: Any) -> tuple[Any, bool]:
+        """The observation as a batch of tensors on the policy's device, and whether it was a batch."""
+        vectorized = self.is_vectorized_observation(observation)
+        if isinstance(observation, dict):
+            batch: Any = {
+                k: np.asarray(v) if vectorized else np.asarray(v)[None] for k, v in observation.items()
+            }
+        else:
+            batch = np.asarray(observation) if vectorized else np.asarray(observation)[None]
+        return obs_to_tensor(batch, self.device), vectorized
+
+    @property
+    def device(self) -> torch.device:
+        for parameter in self.parameters():  # type: ignore[attr-defined]
+            return parameter.device
+        return torch.device("cpu")
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+    ) -> tuple[np.ndarray, Any]:
+        """Actions as the environment takes them, for one observation or a batch; ``(actions, state)``."""
+        obs, vectorized = self.obs_to_tensor(observation)
+        was_training = self.training  # type: ignore[attr-defined]
+        self.set_training_mode(False)
+        try:
+            with torch.no_grad():
+                actions = to_numpy(self.predict_actions(obs, deterministic))  # type: ignore[attr-defined]
+        finally:
+            self.set_training_mode(was_training)
+        actions = self._env_actions(actions)
+        return (actions if vectorized else actions[0]), state
+
+    def _env_actions(self, array: np.ndarray) -> np.ndarray:
+        space = self.action_space
+        if isinstance(space, spaces.Discrete):
+            return array.reshape(-1).astype(np.int64) + int(space.start)
+        if isinstance(space, spaces.Box):
+            array = array.reshape((-1, *space.shape))
+            if getattr(self, "squash_output", False) and hasattr(self, "unscale_action"):
+                array = self.unscale_action(array)  # gSDE's squashed actions are in [-1, 1]
+            return np.clip(array, space.low, space.high)
+        if isinstance(space, spaces.MultiDiscrete):
+            return array.reshape((-1, *space.shape)).astype(space.dtype) + space.start
+        return array.reshape((-1, *(space.shape or ()))).astype(space.dtype)
+
+    def parameters_to_vector(self) -> np.ndarray:
+        """All parameters as one flat numpy vector."""
+        return torch.nn.utils.parameters_to_vector(self.parameters()).detach().cpu().numpy()  # type: ignore[attr-defined]
+
+    def load_from_vector(self, vector: np.ndarray) -> None:
+        """Set all parameters from a flat vector (``parameters_to_vector``'s layout)."""
+        torch.nn.utils.vector_to_parameters(
+            torch.as_tensor(vector, dtype=torch.float32, device=self.device),
+            self.parameters(),  # type: ignore[attr-defined]
+        )
+
+    def save(self, path: str | Path) -> None:
+        """Write the policy (class, spaces, constructor arguments, weights) to ``path``; no pickle."""
+        from safetensors.torch import save as save_safetensors
+
+        recorded = self.__dict__.get("_init_arguments")
+        if recorded is None:
+            raise ModelFileError(
+                f"{type(self).__name__} was not built through its constructor: cannot save it."
+            )
+        cls, args, kwargs = recorded
+        bound = inspect.signature(cls.__init__).bind(self, *args, **kwargs)
+        arguments = {k: v for k, v in bound.arguments.items() if k != "self"}
+        for name, parameter in inspect.signature(cls.__init__).parameters.items():
+            if parameter.kind is inspect.Parameter.VAR_KEYWORD and name in arguments:
+                arguments.update(arguments.pop(name))
+        arguments.pop("lr_schedule", None)  # a function; rebuilt as a constant (unused by lit-sb3 policies)
+        description = {
+            "library": "lit-sb3",
+            "class": _class_name(cls),
+            "arguments": {k: _jsonable(v, k) for k, v in arguments.items()},
+        }
+        state = {k: v.detach().cpu().contiguous() for k, v in self.state_dict().items()}  # type: ignore[attr-defined]
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(_POLICY_JSON, json.dumps(description, indent=2))
+            archive.writestr(_POLICY_WEIGHTS, save_safetensors(state))
+
+    @classmethod
+    def load(cls, path: str | Path, device: str | torch.device = "auto") -> Any:
+        """A policy written by ``save`` (on ``device``; ``"auto"``: CUDA when available)."""
+        from safetensors.torch import load as load_safetensors
+
+        try:
+            with zipfile.ZipFile(path) as archive:
+                description = json.loads(archive.read(_POLICY_JSON))
+                state = load_safetensors(archive.read(_POLICY_WEIGHTS))
+        except (KeyError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
+            raise ModelFileError(
+                f"{str(path)!r} is not a policy file written by policy.save ({exc})."
+            ) from None
+        policy_cls = _loaded_class(str(description["class"]), torch.nn.Module)
+        if not (
+            issubclass(policy_cls, cls) or issubclass(cls, policy_cls)
+        ):  # or SB3's view of the same policy
+            raise ModelFileError(f"{str(path)!r} holds a {policy_cls.__name__}, not a {cls.__name__}.")
+        arguments = _from_json(description["arguments"])
+        if "lr_schedule" in inspect.signature(policy_cls).parameters:
+            arguments["lr_schedule"] = lambda _: 0.0
+        policy = policy_cls(**arguments)
+        # Parameters an algorithm adds to its policy after building it (SAC's log_ent_coef) come back too.
+        ours = policy.state_dict()
+        for key in [k for k in state if k not in ours and "." not in k]:
+            setattr(policy, key, torch.nn.Parameter(state[key].clone()))
+        try:
+            policy.load_state_dict(state)
+        except RuntimeError as exc:
+            raise ModelFileError(
+                f"The weights in {str(path)!r} do not fit {policy_cls.__name__}: {exc}"
+            ) from None
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        return policy.to(device)

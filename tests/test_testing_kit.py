@@ -34,6 +34,8 @@ import time
 
 import torch
 from gymnasium import spaces
+from lit_sb3_core.sdk import OffPolicyAlgorithm
+from lit_sb3_dqn.dqn import DQN
 from lit_sb3_ppo.ppo import PPO
 
 
@@ -99,6 +101,97 @@ class RestartsOnResume(PPO):
     def on_load_checkpoint(self, checkpoint):
         super().on_load_checkpoint(checkpoint)
         self.num_timesteps = self.iterations = 0
+
+
+class NeverSteps(PPO):
+    algo_name = "kit_never_steps"
+
+    def optimizer_step(self, optimizer, loss, max_grad_norm=None):
+        pass  # computes the loss, forgets to step
+
+
+class TenIterations(PPO):
+    algo_name = "kit_ten_iterations"
+
+    def training_step(self, batch, batch_idx):
+        for _ in range(10):  # ten rollouts between budget checks
+            self.collect_rollout()
+            self.iterations += 1
+            self.update_progress()
+            self.log_iteration(self.train_on_rollout())
+        self.stop_if_budget_reached()
+
+
+class CollectsAhead(DQN):
+    algo_name = "kit_collects_ahead"
+
+    def training_step(self, batch, batch_idx):
+        for _ in range(20):  # twenty train_freq chunks before the base loop checks the budget
+            self.collect_chunk()
+        super().training_step(batch, batch_idx)
+
+
+class AlwaysGreedy(PPO):
+    algo_name = "kit_always_greedy"
+
+    def predict(self, observation, state=None, episode_start=None, deterministic=False):
+        return super().predict(observation, state, episode_start, deterministic=True)
+
+
+class AlwaysSamples(PPO):
+    algo_name = "kit_always_samples"
+
+    def predict(self, observation, state=None, episode_start=None, deterministic=False):
+        return super().predict(observation, state, episode_start, deterministic=False)
+
+
+class FewerArguments(OffPolicyAlgorithm):
+    # A C51-like off-policy algorithm: no action_noise, replay_buffer_class or train_freq arguments.
+
+    algo_name = "kit_fewer_arguments"
+    supported_action_spaces = (spaces.Discrete,)
+    policy_aliases = DQN.policy_aliases
+
+    def __init__(self, policy="MlpPolicy", env=None, learning_starts=0, batch_size=32, seed=None):
+        super().__init__(
+            policy=policy, env=env, learning_starts=learning_starts, batch_size=batch_size, seed=seed
+        )
+
+    def configure_optimizers(self):
+        return self.make_optimizer(self.policy.q_net.parameters())
+
+    def train_on_buffer(self, gradient_steps, batch_size):
+        optimizer = self.optimizers()
+        for _ in range(gradient_steps):
+            data = self.replay_buffer.sample(batch_size)
+            q = self.policy.q_net(data.observations).gather(1, data.actions.long().reshape(-1, 1))
+            self.optimizer_step(optimizer, ((q.squeeze(1) - data.rewards.reshape(-1)) ** 2).mean())
+
+
+class LeaksNoise(FewerArguments):
+    algo_name = "kit_leaks_noise"
+
+    def __init__(self, policy="MlpPolicy", env=None, learning_starts=0, batch_size=32, seed=None):
+        super().__init__(policy, env, learning_starts, batch_size, seed)
+        self.hparams["action_noise"] = None  # the 0.1 base class did this to every off-policy algorithm
+
+
+class ChangesHparamsInFit(PPO):
+    algo_name = "kit_changes_hparams_in_fit"
+
+    def on_fit_start(self):
+        super().on_fit_start()
+        self.hparams["fitted_on"] = "CartPole-v1"
+
+
+class TupleOnly(PPO):
+    algo_name = "kit_tuple_only"
+
+    def __init__(self, widths=(8,), **kwargs):
+        if not isinstance(widths, tuple):
+            raise ValueError(f"widths must be a tuple, got {widths!r}")
+        super().__init__(policy_kwargs={"net_arch": list(widths)}, **kwargs)
+        self.hparams.pop("policy_kwargs")
 
 
 class UnsavedState(PPO):
@@ -373,23 +466,28 @@ def test_the_target_must_be_the_rl_algorithm_of_that_name(kit: KitPlugins, cls: 
 
 
 # behaviour ------------------------------------------------------------------------------------------
-def test_unseeded_randomness_is_caught(kit: KitPlugins) -> None:
+def test_unseeded_randomness_is_caught(kit: KitPlugins, tmp_path: Path) -> None:
     kit.algorithm("kit_unseeded", "Unseeded")
     checks = algorithm_kit("kit_unseeded")
     with pytest.raises(AssertionError, match="the same seed gave different parameters"):
         checks.test_seed_reproducible()
     with pytest.raises(AssertionError, match="built a different initial policy"):
-        checks.test_hyperparameters_rebuild_the_model()
+        checks.test_hyperparameters_rebuild_the_model(tmp_path)
 
 
-def test_hyperparameters_must_be_saved_and_be_the_constructor_arguments(kit: KitPlugins) -> None:
+def test_hyperparameters_must_be_saved_and_be_the_constructor_arguments(
+    kit: KitPlugins, tmp_path: Path
+) -> None:
     kit.algorithm("kit_forgets_bonus", "ForgetsBonus")
     kit.algorithm("kit_extra_hyperparameter", "ExtraHyperparameter")
     forgets = algorithm_kit("kit_forgets_bonus", algo_kwargs={"bonus": 1.0, "n_steps": 32, "batch_size": 32})
     with pytest.raises(AssertionError, match="hyperparameter 'bonus' not saved"):
         forgets.test_hyperparameters_saved_as_plain_values()
-    with pytest.raises(AssertionError, match=r"ExtraHyperparameter\(\*\*model.hparams\) failed .*'note'"):
-        algorithm_kit("kit_extra_hyperparameter").test_hyperparameters_rebuild_the_model()
+    with pytest.raises(
+        AssertionError,
+        match=r"(?s)ExtraHyperparameter\(\*\*hyperparameters\).*Saved, but not arguments .*'note'",
+    ):
+        algorithm_kit("kit_extra_hyperparameter").test_hyperparameters_rebuild_the_model(tmp_path)
 
 
 def test_a_declared_space_that_fails_is_named(kit: KitPlugins) -> None:
@@ -410,8 +508,97 @@ def test_accepting_undeclared_spaces_is_caught(kit: KitPlugins) -> None:
 
 def test_a_resume_that_restarts_the_counters_is_caught(kit: KitPlugins, tmp_path: Path) -> None:
     kit.algorithm("kit_restarts_on_resume", "RestartsOnResume")
-    with pytest.raises(AssertionError):
+    with pytest.raises(
+        AssertionError,
+        match=r"(?s)started with counters \{'num_timesteps': 0, 'iterations': 0\}, but the checkpoint was "
+        r"written at \{'num_timesteps': 64, 'iterations': 2\}.*super\(\).on_load_checkpoint",
+    ):
         algorithm_kit("kit_restarts_on_resume").test_checkpoint_resume(tmp_path)
+
+
+def test_a_plugin_that_never_steps_its_optimizer_is_caught(kit: KitPlugins, tmp_path: Path) -> None:
+    kit.algorithm("kit_never_steps", "NeverSteps")
+    with pytest.raises(
+        AssertionError,
+        match=r"(?s)64-step fit on CartPole-v1 left every parameter of optimizer 0 \(Adam over "
+        r"policy\.mlp_extractor.*, \.\.\.\) unchanged: .*self\.optimizer_step\(optimizer, loss\)",
+    ):
+        algorithm_kit("kit_never_steps").test_learning_changes_the_weights(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "cls", "kwargs", "unit"),
+    [
+        ("kit_ten_iterations", "TenIterations", {"n_steps": 16, "batch_size": 16, "n_epochs": 1}, 16),
+        ("kit_collects_ahead", "CollectsAhead", {"train_freq": 4, "learning_starts": 0}, 4),
+    ],
+)
+def test_overshooting_the_budget_is_caught(
+    kit: KitPlugins, tmp_path: Path, name: str, cls: str, kwargs: dict, unit: int
+) -> None:
+    kit.algorithm(name, cls)
+    checks = algorithm_kit(name, algo_kwargs=kwargs)
+    message = rf"(?s)past the budget, more than one collection unit \({unit} env steps\).*num_timesteps >= "
+    with pytest.raises(AssertionError, match=message):
+        checks.test_learn_and_predict()
+    with pytest.raises(AssertionError, match=message):
+        checks.test_learning_changes_the_weights(tmp_path)
+
+
+def test_predict_that_ignores_deterministic_is_caught(kit: KitPlugins) -> None:
+    kit.algorithm("kit_always_greedy", "AlwaysGreedy")
+    kit.algorithm("kit_always_samples", "AlwaysSamples")
+    with pytest.raises(
+        AssertionError,
+        match=r"(?s)deterministic=False\) gave the deterministic actions.*stochastic_policy = False",
+    ):
+        algorithm_kit("kit_always_greedy").test_predict_honours_deterministic()
+    algorithm_kit("kit_always_greedy", stochastic_policy=False).test_predict_honours_deterministic()
+    with pytest.raises(AssertionError, match=r"deterministic=True\) gave different actions.*mode"):
+        algorithm_kit("kit_always_samples").test_predict_honours_deterministic()
+
+
+def test_an_off_policy_algorithm_with_fewer_arguments_rebuilds(kit: KitPlugins, tmp_path: Path) -> None:
+    """The base class saves action_noise, replay_buffer_class and train_freq only for constructors taking them."""
+    kit.algorithm("kit_fewer_arguments", "FewerArguments")
+    checks = algorithm_kit("kit_fewer_arguments", algo_kwargs={"batch_size": 16}, learn_steps=32)
+    assert set(checks.make_model("CartPole-v1").hparams) == {
+        "policy",
+        "learning_starts",
+        "batch_size",
+        "seed",
+    }
+    checks.test_hyperparameters_rebuild_the_model(tmp_path)
+    checks.test_checkpoint_resume(tmp_path)
+
+
+def test_hyperparameters_that_do_not_rebuild_are_named_with_the_fix(kit: KitPlugins, tmp_path: Path) -> None:
+    kit.algorithm("kit_leaks_noise", "LeaksNoise")
+    kit.algorithm("kit_changes_hparams_in_fit", "ChangesHparamsInFit")
+    kit.algorithm("kit_tuple_only", "TupleOnly")
+    with pytest.raises(
+        AssertionError,
+        match=r"(?s)LeaksNoise\(\*\*hyperparameters\) with the hyperparameters from model.hparams failed.*"
+        r"Saved, but not arguments of LeaksNoise.__init__: \['action_noise'\].*written into self.hparams "
+        r"after super\(\).__init__\(\).*if name in self.hparams",
+    ):
+        algorithm_kit(
+            "kit_leaks_noise", algo_kwargs={"batch_size": 16}
+        ).test_hyperparameters_rebuild_the_model(tmp_path)
+    # Rebuilds from model.hparams and from a model file, but not from a checkpoint written after fit started.
+    changes = algorithm_kit("kit_changes_hparams_in_fit")
+    changes.test_hyperparameters_rebuild_the_model(tmp_path / "a")
+    with pytest.raises(AssertionError, match=r"(?s)from the checkpoint last.ckpt failed.*\['fitted_on'\]"):
+        changes.test_checkpoint_resume(tmp_path / "b")
+    # A tuple survives model.hparams but comes back from the model file's JSON as a list.
+    with pytest.raises(
+        AssertionError,
+        match=r"(?s)from the model file model.zip failed: ValueError: widths must be a tuple.*"
+        r"The keys fit, so a saved value was refused",
+    ):
+        algorithm_kit("kit_tuple_only", algo_kwargs={"n_steps": 32}).test_hyperparameters_rebuild_the_model(
+            tmp_path / "c"
+        )
 
 
 def test_state_lost_by_save_and_load_is_caught(kit: KitPlugins, tmp_path: Path) -> None:

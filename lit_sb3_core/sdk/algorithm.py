@@ -173,7 +173,8 @@ class RLAlgorithm(
         super().__init__()
         self.save_hyperparameters(ignore=["env"])
         _keep_own_arguments(self.hparams, type(self))
-        self.hparams["policy_kwargs"] = _jsonable_policy_kwargs(self.hparams.get("policy_kwargs"))
+        if "policy_kwargs" in self.hparams:  # only for a constructor that takes it (see OffPolicyAlgorithm)
+            self.hparams["policy_kwargs"] = _jsonable_policy_kwargs(self.hparams["policy_kwargs"])
         if isinstance(self.hparams.get("policy"), type):
             self.hparams["policy"] = class_to_string(self.hparams["policy"])
         self.automatic_optimization = False

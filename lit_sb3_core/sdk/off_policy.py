@@ -254,11 +254,16 @@ class OffPolicyAlgorithm(RLAlgorithm):
             device=device,
             tensorboard_log=tensorboard_log,
         )
-        # Hyperparameters stay plain JSON: noise objects become specs, classes import strings.
-        self.hparams["action_noise"] = noise_to_spec(action_noise)
-        self.hparams["replay_buffer_class"] = class_to_string(replay_buffer_class)
-        if isinstance(train_freq, tuple):
-            self.hparams["train_freq"] = list(train_freq)
+        # Hyperparameters stay plain JSON: noise objects become specs, classes import strings. Only the
+        # arguments the subclass's constructor takes were saved (a C51 without action noise has none).
+        plain = {
+            "action_noise": noise_to_spec(action_noise),
+            "replay_buffer_class": class_to_string(replay_buffer_class),
+            "train_freq": list(train_freq) if isinstance(train_freq, tuple) else train_freq,
+        }
+        for name, value in plain.items():
+            if name in self.hparams:
+                self.hparams[name] = value
         self._replay_buffer_class = self._resolve_buffer_class(replay_buffer_class)
         self._ensure_replay_buffer()
 

@@ -12,8 +12,10 @@ full check, exactly as a third party would::
         algo_kwargs = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
 
 - :class:`AlgorithmConformance` — an algorithm (``lit_sb3_register_algorithms``): discovery, learn and
-  predict on every env and every declared kind of space, undeclared spaces refused, hyperparameters
-  plain and sufficient to rebuild the model, seeds reproducible, model-file round trip, checkpoint resume.
+  predict on every env and every declared kind of space within one collection unit of the budget, a
+  short fit that moves every optimizer's weights, ``predict`` honouring ``deterministic``, undeclared
+  spaces refused, hyperparameters plain and rebuilding the model (from ``hparams``, a model file and a
+  checkpoint), seeds reproducible, model-file round trip, checkpoint resume continuing the counters.
 - :class:`PolicyConformance` — a policy alias for an existing algorithm (``lit_sb3_register_policies``):
   the alias resolves for that algorithm, and a model built with it learns, predicts, saves and loads.
 - :class:`CallbackConformance` — a named callback (``lit_sb3_register_callbacks``): ``make_callback``

@@ -23,6 +23,64 @@ def sample_observations(model: Any, n: int = 5) -> Any:
     return np.stack(samples)
 
 
+_NOT_DETERMINISTIC = (
+    "predict(obs, deterministic=True) gave different actions for the same observations: with "
+    "deterministic=True, act with the distribution's mode (or the greedy action) and add no exploration "
+    "noise"
+)
+
+
+def _rebuild_advice(cls: type, hparams: dict[str, Any], source: str, exc: Exception) -> str:
+    """What to change so that ``cls(**hparams)`` works, from the constructor's signature."""
+    import inspect
+
+    # A constructor with **kwargs passes them on: it takes what the next constructor up the chain takes.
+    parameters: dict[str, inspect.Parameter] = {}
+    takes_any = True
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        own = inspect.signature(klass.__init__).parameters
+        parameters.update({name: p for name, p in own.items() if p.kind is not inspect.Parameter.VAR_KEYWORD})
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in own.values()):
+            takes_any = False
+            break
+    extra = [] if takes_any else sorted(set(hparams) - set(parameters))
+    missing = sorted(
+        name
+        for name, p in parameters.items()
+        if name not in ("self", "env")
+        and p.default is inspect.Parameter.empty
+        and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        and name not in hparams
+    )
+    lines = [
+        f"{cls.__name__}(**hyperparameters) with the hyperparameters from {source} failed: "
+        f"{type(exc).__name__}: {exc}",
+        "Model files, checkpoints and LightningCLI configs rebuild the model this way, so the saved "
+        f"hyperparameters must be exactly {cls.__name__}.__init__'s arguments.",
+    ]
+    if extra:
+        lines.append(
+            f"Saved, but not arguments of {cls.__name__}.__init__: {extra}. Either take them in __init__ (and "
+            "pass them on to super().__init__), or stop saving them: RLAlgorithm keeps only the arguments "
+            "your constructor takes, so these were written into self.hparams after super().__init__(); "
+            "delete that line, or write the key only when the constructor took it "
+            "(`if name in self.hparams: self.hparams[name] = ...`)."
+        )
+    if missing:
+        lines.append(
+            f"Arguments of {cls.__name__}.__init__ without a default that were not saved: {missing}. Do not "
+            "pop them from self.hparams (or give them defaults)."
+        )
+    if not extra and not missing:
+        lines.append(
+            "The keys fit, so a saved value was refused: save each one in the form the constructor takes "
+            "back (plain JSON: numbers, strings, lists, dicts; classes as 'package.module:Class')."
+        )
+    return "\n".join(lines)
+
+
 def _first(obs: Any) -> Any:
     return {key: value[0] for key, value in obs.items()} if isinstance(obs, dict) else obs[0]
 
@@ -41,6 +99,9 @@ class AlgorithmConformance(PluginConformance):
         space_policies: policy alias to use per observation kind for the declared-spaces check, e.g.
             ``{"Dict": "MultiInputPolicy"}``; by default Dict observations use the algorithm's first
             ``MultiInput*`` alias, everything else the constructor's default policy.
+        stochastic_policy: whether ``predict(obs, deterministic=False)`` samples (PPO, SAC, DQN's epsilon);
+            set False for algorithms whose policy is deterministic (TD3, DDPG, ARS), where the check only
+            asks that deterministic predictions repeat.
         skip: ``{check name: reason}`` for inherited checks that cannot apply to this algorithm.
     """
 
@@ -49,6 +110,7 @@ class AlgorithmConformance(PluginConformance):
     algo_kwargs: ClassVar[dict[str, Any]] = {}
     learn_steps: ClassVar[int] = 256
     space_policies: ClassVar[dict[str, str]] = {}
+    stochastic_policy: ClassVar[bool] = True
     required_attributes: ClassVar[tuple[str, ...]] = ("algo_name", "distribution")
 
     # helpers ----------------------------------------------------------------------------------------
@@ -86,7 +148,54 @@ class AlgorithmConformance(PluginConformance):
             )
         first, _ = model.predict(obs, deterministic=True)
         again, _ = model.predict(obs, deterministic=True)
-        np.testing.assert_array_equal(first, again, err_msg=f"{label}: deterministic predictions differ")
+        np.testing.assert_array_equal(first, again, err_msg=f"{label}: {_NOT_DETERMINISTIC}")
+
+    def collection_unit(self, model: Any) -> int | None:
+        """The most environment steps ``model`` may run past its budget: one unit of collection.
+
+        The budget is checked before every unit, as in SB3: an on-policy rollout (``n_steps * n_envs``), an
+        off-policy ``train_freq`` chunk (``train_freq * n_envs`` steps), or the iteration another algorithm
+        declares with ``env_steps_per_iteration``. None (episode-sized units, undeclared iterations): no
+        upper bound is checked. Override it for an algorithm that collects in other units.
+        """
+        from lit_sb3_core.sdk import OffPolicyAlgorithm, OnPolicyAlgorithm
+
+        n_envs = model.n_envs
+        if isinstance(model, OnPolicyAlgorithm):
+            return int(model.n_steps) * n_envs
+        if isinstance(model, OffPolicyAlgorithm):
+            frequency, unit = model.train_freq
+            return int(frequency) * n_envs if unit == "step" else None
+        return model.env_steps_per_iteration(n_envs)
+
+    def check_budget(self, model: Any, budget: int, label: str) -> None:
+        """``model`` reached ``budget`` environment steps and stopped within one collection unit of it."""
+        steps = model.num_timesteps
+        assert steps >= budget, (
+            f"{label}: training for {budget} steps stopped at num_timesteps={steps}: count every env step "
+            "in num_timesteps (n_envs per vector step, times world_size) and stop only once it reaches "
+            "the budget (self.stop_if_budget_reached())."
+        )
+        unit = self.collection_unit(model)
+        if unit is not None:
+            assert steps - budget <= unit, (
+                f"{label}: training for {budget} steps ran to num_timesteps={steps}, {steps - budget} past "
+                f"the budget, more than one collection unit ({unit} env steps). Check the budget before "
+                "every unit of collection: OnPolicyAlgorithm and OffPolicyAlgorithm do it in their "
+                "training_step; a training_step of your own that loops over several units must stop once "
+                "self.num_timesteps >= self.total_timesteps (and call self.stop_if_budget_reached())."
+            )
+
+    def rebuild(self, hparams: dict[str, Any], source: str, env: Any = None) -> Any:
+        """``Cls(**hparams)``, as model files, checkpoints and LightningCLI configs rebuild a model.
+
+        A failure names the keys to fix: saved but not taken by the constructor, or taken but not saved.
+        """
+        cls = self.algo_class()
+        try:
+            return cls(**hparams) if env is None else cls(env=env, **hparams)
+        except Exception as exc:
+            raise AssertionError(_rebuild_advice(cls, hparams, source, exc)) from exc
 
     def policy_for(self, observation_kind: str) -> str | None:
         """The policy alias the declared-spaces check uses for ``observation_kind`` (None: the default)."""
@@ -124,8 +233,88 @@ class AlgorithmConformance(PluginConformance):
     def test_learn_and_predict(self) -> None:
         for env_id in self.env_ids:
             model = self.make_model(env_id).learn(self.learn_steps)
-            assert model.num_timesteps >= self.learn_steps
+            self.check_budget(model, self.learn_steps, f"learn on {env_id}")
             self.check_predictions(model, str(env_id))
+
+    def test_learning_changes_the_weights(self, tmp_path: Path) -> None:
+        """A short single-process fit moves some parameters of every optimizer (of the model, without any)."""
+        import torch
+        from lightning.pytorch.callbacks import Callback
+
+        from lit_sb3_core import RLEnvDataModule, RLTrainer
+
+        seen: dict[str, Any] = {}
+
+        class Snapshot(Callback):
+            def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+                names = {id(p): name for name, p in pl_module.named_parameters()}
+                seen["before"] = {name: p.detach().clone() for name, p in pl_module.named_parameters()}
+                seen["optimizers"] = [
+                    (
+                        type(optimizer).__name__,
+                        [
+                            (names.get(id(p), "<a parameter outside the model>"), p, p.detach().clone())
+                            for group in optimizer.param_groups
+                            for p in group["params"]
+                        ],
+                    )
+                    for optimizer in trainer.optimizers
+                ]
+
+        model = self.make_model()
+        env = self.env_ids[0]
+        RLTrainer(
+            max_steps=self.learn_steps,
+            default_root_dir=tmp_path,
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            callbacks=[Snapshot()],
+        ).fit(model, datamodule=RLEnvDataModule(train_env=env))
+        self.check_budget(model, self.learn_steps, f"RLTrainer.fit on {env}")
+        fit = f"a {self.learn_steps}-step fit on {env}"
+        hint = (
+            "its update never ran. Step it with self.optimizer_step(optimizer, loss) (zero_grad, backward, "
+            "step) in your update (train_on_rollout, train_on_buffer or training_step); if updates start late "
+            "(learning_starts, gradient_steps), make algo_kwargs small enough that learn_steps="
+            f"{self.learn_steps} includes some."
+        )
+        for index, (kind, parameters) in enumerate(seen["optimizers"]):
+            if parameters and not any(not torch.equal(p.detach(), before) for _, p, before in parameters):
+                names = [name for name, _, _ in parameters]
+                listed = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+                raise AssertionError(
+                    f"{fit} left every parameter of optimizer {index} ({kind} over {listed}) unchanged: {hint}"
+                )
+        after = dict(model.named_parameters())
+        assert seen["before"], f"{type(model).__name__} has no parameters: the policy must be a torch module"
+        assert any(not torch.equal(after[name].detach(), value) for name, value in seen["before"].items()), (
+            f"{fit} left every parameter of {type(model).__name__} unchanged: {hint} An algorithm without "
+            "an optimizer (ARS) must write the new weights into the policy's parameters."
+        )
+
+    def test_predict_honours_deterministic(self) -> None:
+        """Deterministic predictions repeat; stochastic ones (for a stochastic policy) vary."""
+        import torch
+
+        model = self.make_model(self.env_ids[0]).learn(self.learn_steps)
+        obs = self.sample_observations(model, 20)
+        first, _ = model.predict(obs, deterministic=True)
+        np.random.seed(0)
+        torch.manual_seed(0)
+        sampled = [model.predict(obs, deterministic=False)[0] for _ in range(100)]
+        again, _ = model.predict(obs, deterministic=True)
+        np.testing.assert_array_equal(
+            first, again, err_msg=f"{_NOT_DETERMINISTIC} (after predict(obs, deterministic=False) calls)"
+        )
+        if self.stochastic_policy:
+            assert any(not np.array_equal(actions, first) for actions in sampled), (
+                "predict(obs, deterministic=False) gave the deterministic actions in 100 calls on 20 "
+                f"observations of {self.env_ids[0]}: pass `deterministic` on to the policy (e.g. "
+                "policy.predict_actions(obs, deterministic)) so that False samples (or explores). If "
+                f"{type(model).__name__}'s policy is deterministic (as TD3's), set stochastic_policy = False "
+                f"in {type(self).__name__}."
+            )
 
     def test_learn_and_predict_on_declared_spaces(self) -> None:
         from lit_sb3_core.testing.envs import space_cases
@@ -146,7 +335,7 @@ class AlgorithmConformance(PluginConformance):
                     f"{type(exc).__name__}: {exc}. Fix it, or narrow supported_observation_spaces / "
                     "supported_action_spaces."
                 ) from exc
-            assert model.num_timesteps >= self.learn_steps
+            self.check_budget(model, self.learn_steps, f"learn on {case.label}")
             self.check_predictions(model, case.label)
 
     def test_undeclared_spaces_refused(self) -> None:
@@ -192,22 +381,32 @@ class AlgorithmConformance(PluginConformance):
             assert key in hparams, f"hyperparameter {key!r} not saved: self.hparams has {sorted(hparams)}"
             assert hparams[key] == value, f"hyperparameter {key!r} saved as {hparams[key]!r}, given {value!r}"
 
-    def test_hyperparameters_rebuild_the_model(self) -> None:
+    def test_hyperparameters_rebuild_the_model(self, tmp_path: Path) -> None:
+        """``Cls(**hparams)`` from ``model.hparams`` and from a model file builds the same model.
+
+        (The checkpoint's hyperparameters rebuild the model in ``test_checkpoint_resume``.)
+        """
         import torch
+
+        from lit_sb3_core.engine.model_file import read_model_file
 
         model = self.make_model(self.env_ids[0])
         hparams = dict(model.hparams)
-        try:
-            rebuilt = type(model)(env=self.env_ids[0], **hparams)
-        except TypeError as exc:
-            raise AssertionError(
-                f"{type(model).__name__}(**model.hparams) failed ({exc}): the saved hyperparameters must be "
-                "the constructor's arguments (model files, checkpoints and LightningCLI configs rebuild "
-                "the model from them). Drop extra keys from self.hparams."
-            ) from exc
-        assert dict(rebuilt.hparams) == hparams, "rebuilding from the hyperparameters changed them"
+        rebuilt = self.rebuild(hparams, "model.hparams", env=self.env_ids[0])
+        assert dict(rebuilt.hparams) == hparams, (
+            f"rebuilding from the hyperparameters changed them: {hparams} became {dict(rebuilt.hparams)}; "
+            "save each value in the form the constructor takes back"
+        )
         for a, b in zip(model.policy.state_dict().values(), rebuilt.policy.state_dict().values()):
             assert torch.equal(a, b), "the same hyperparameters (and seed) built a different initial policy"
+        path = tmp_path / "model.zip"
+        model.save(path)
+        saved = read_model_file(path).metadata["hyperparameters"]
+        from_file = self.rebuild(saved, f"the model file {path.name}", env=self.env_ids[0])
+        assert dict(from_file.hparams) == saved, (
+            f"rebuilding from the model file's hyperparameters changed them: {saved} became "
+            f"{dict(from_file.hparams)}"
+        )
 
     def test_seed_reproducible(self) -> None:
         import torch
@@ -296,19 +495,21 @@ class AlgorithmConformance(PluginConformance):
         )
 
     def test_checkpoint_resume(self, tmp_path: Path) -> None:
+        """A model rebuilt from a checkpoint's hyperparameters resumes it: the counters go on from there."""
+        import torch
         from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 
         from lit_sb3_core import RLEnvDataModule, RLTrainer
 
-        class CountBatches(Callback):
-            count = 0
-            iterations_at_start: ClassVar[list[int]] = []
+        class Counters(Callback):
+            batches = 0
+            at_start: ClassVar[list[dict[str, int]]] = []
 
             def on_train_start(self, trainer: Any, pl_module: Any) -> None:
-                CountBatches.iterations_at_start.append(pl_module.iterations)
+                Counters.at_start.append(_counters(pl_module))
 
             def on_train_batch_end(self, *args: Any) -> None:
-                CountBatches.count += 1
+                Counters.batches += 1
 
         def fit(model: Any, steps: int, ckpt_path: Path | None = None) -> None:
             # The resumed run gets the same (but non-saving) ModelCheckpoint: its state is in the checkpoint.
@@ -317,17 +518,40 @@ class AlgorithmConformance(PluginConformance):
                 max_steps=steps,
                 default_root_dir=tmp_path,
                 enable_progress_bar=False,
-                callbacks=[ModelCheckpoint(dirpath=tmp_path / "ckpt", **saving), CountBatches()],
+                callbacks=[ModelCheckpoint(dirpath=tmp_path / "ckpt", **saving), Counters()],
             ).fit(model, datamodule=RLEnvDataModule(train_env=self.env_ids[0]), ckpt_path=ckpt_path)
 
         model = self.make_model()
         fit(model, self.learn_steps)
-        first_steps, first_batches = model.num_timesteps, CountBatches.count
-        resumed = self.make_model()
-        fit(resumed, 2 * first_steps, ckpt_path=tmp_path / "ckpt" / "last.ckpt")
-        assert resumed.num_timesteps >= 2 * first_steps
-        # Continuing (not restarting) means the second run only took the remaining batches, and its
-        # iteration count went on from the first run's.
-        assert CountBatches.count - first_batches <= first_batches
-        assert CountBatches.iterations_at_start == [0, model.iterations]
-        assert resumed.iterations > model.iterations
+        first_batches, saved = Counters.batches, _counters(model)
+        checkpoint = tmp_path / "ckpt" / "last.ckpt"
+        hparams = torch.load(checkpoint, map_location="cpu", weights_only=True)["hyper_parameters"]
+        resumed = self.rebuild(dict(hparams), f"the checkpoint {checkpoint.name}")
+        fit(resumed, 2 * saved["num_timesteps"], ckpt_path=checkpoint)
+        restart_hint = (
+            "restore the counters from the checkpoint (call super().on_load_checkpoint(checkpoint) in "
+            "on_load_checkpoint, and super().on_save_checkpoint(checkpoint) when saving) and do not reset "
+            "them in on_fit_start or on_train_start"
+        )
+        assert Counters.at_start == [_counters(None), saved], (
+            f"the resumed run started with counters {Counters.at_start[-1]}, but the checkpoint was written "
+            f"at {saved}: {restart_hint}"
+        )
+        self.check_budget(resumed, 2 * saved["num_timesteps"], "the resumed run")
+        # Continuing (not restarting) means the second run only took the remaining batches.
+        assert Counters.batches - first_batches <= first_batches, (
+            f"the resumed run took {Counters.batches - first_batches} batches for the second half of the "
+            f"budget, the first run {first_batches} for the first half: it trained more than what remained; "
+            f"{restart_hint}"
+        )
+        assert resumed.iterations > saved["iterations"], (
+            f"the resumed run did not count its iterations on from {saved['iterations']} (it ends at "
+            f"{resumed.iterations}): increment self.iterations once per iteration"
+        )
+
+
+def _counters(model: Any) -> dict[str, int]:
+    """The counters a resumed run must continue (zeros for ``None``: a fresh run)."""
+    if model is None:
+        return {"num_timesteps": 0, "iterations": 0}
+    return {"num_timesteps": int(model.num_timesteps), "iterations": int(model.iterations)}

@@ -16,3 +16,4 @@ class TestARSConformance(AlgorithmConformance):
         "policy_kwargs": {"net_arch": [8]},
     }
     learn_steps = 256
+    stochastic_policy = False  # a deterministic policy: predict ignores `deterministic`, as in SB3

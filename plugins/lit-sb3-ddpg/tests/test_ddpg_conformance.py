@@ -17,3 +17,4 @@ class TestDDPGConformance(AlgorithmConformance):
         "policy_kwargs": {"net_arch": [32, 32]},
     }
     learn_steps = 256
+    stochastic_policy = False  # a deterministic policy: predict ignores `deterministic`, as in SB3

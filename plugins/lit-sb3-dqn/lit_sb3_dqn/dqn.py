@@ -149,7 +149,6 @@ class DQN(OffPolicyAlgorithm):
             device=device,
             checkpoint_replay_buffer=checkpoint_replay_buffer,
         )
-        self.hparams.pop("action_noise", None)  # DQN has no action noise
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return self.make_optimizer(self.require_policy().q_net.parameters())

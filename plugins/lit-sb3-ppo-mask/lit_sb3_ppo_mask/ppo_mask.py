@@ -37,10 +37,6 @@ from lit_sb3_ppo_mask.policies import (
 
 __all__ = ["MaskablePPO"]
 
-# PPO arguments MaskablePPO fixes (sb3-contrib's MaskablePPO has no gSDE: its actions are discrete).
-_FIXED_PARENT_ARGUMENTS = ("use_sde", "sde_sample_freq")
-
-
 class MaskablePPO(PPO):
     """PPO (clip variant) with invalid action masking, for Discrete, MultiDiscrete and MultiBinary actions.
 
@@ -140,9 +136,6 @@ class MaskablePPO(PPO):
             seed=seed,
             device=device,
         )
-        # save_hyperparameters also records PPO's arguments; MaskablePPO's constructor does not take these.
-        for name in _FIXED_PARENT_ARGUMENTS:
-            self.hparams.pop(name, None)
 
     # construction ---------------------------------------------------------------------------------
     def check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:

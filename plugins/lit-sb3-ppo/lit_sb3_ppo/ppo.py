@@ -179,6 +179,7 @@ class PPO(OnPolicyAlgorithm):
         loss = torch.zeros(())
         continue_training = True
         for _ in range(self.n_epochs):
+            approx_kls = []  # SB3 logs the last epoch's KL
             for batch in buffer.minibatches(self.batch_size):
                 values, log_prob, entropy = self.evaluate_minibatch(batch)
                 advantages = batch.advantages

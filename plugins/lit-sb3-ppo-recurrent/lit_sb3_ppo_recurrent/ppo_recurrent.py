@@ -13,37 +13,30 @@ What changes from PPO:
   episodes bootstrap from V(final observation) computed with the state the episode had reached.
 * Training cuts the rollout into per-env sequences that end at episode boundaries
   (``RecurrentRolloutBuffer.sequence_minibatches``) and replays each from its stored initial state, so
-  the gradient flows through time within a sequence. The loss is PPO's clipped surrogate objective
+  the gradient flows through time within a sequence. The update is PPO's (``lit_sb3_ppo.PPO``): only
+  what an epoch iterates over (``epoch_minibatches``: sequences) and how a minibatch is evaluated
+  (``evaluate_minibatch``: through the LSTMs) change. Its clipped surrogate objective
 
       L = -E[min(r A, clip(r, 1 - eps, 1 + eps) A)] + vf_coef * (V - R)^2 - ent_coef * H
 
-  over the minibatch's real (unpadded) steps. Defaults and logged metrics are sb3-contrib's.
+  is taken over the minibatch's real (unpadded) steps. Defaults and logged metrics are sb3-contrib's.
 """
 
 from __future__ import annotations
 
 import copy
 import warnings
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import (
-    OnPolicyAlgorithm,
-    PolicyModule,
-    Schedule,
-    check_bool,
-    check_int,
-    check_positive_int,
-    check_positive_number,
-    explained_variance,
-    make_schedule,
-    obs_to_tensor,
-)
+from lit_sb3_core.sdk import PolicyModule, Schedule, obs_to_tensor
+from lit_sb3_ppo.ppo import PPO
 from lit_sb3_ppo_recurrent import envs as _envs  # noqa: F401  (registers the *NoVel env ids)
-from lit_sb3_ppo_recurrent.buffers import RecurrentRolloutBuffer
+from lit_sb3_ppo_recurrent.buffers import RecurrentRolloutBatch, RecurrentRolloutBuffer
 from lit_sb3_ppo_recurrent.hyperparams import TUNED
 from lit_sb3_ppo_recurrent.policies import (
     RECURRENT_ALIASES,
@@ -55,7 +48,7 @@ from lit_sb3_ppo_recurrent.policies import (
 __all__ = ["RecurrentPPO"]
 
 
-class RecurrentPPO(OnPolicyAlgorithm):
+class RecurrentPPO(PPO):
     """PPO (clip variant) with an LSTM policy.
 
     Args:
@@ -100,6 +93,7 @@ class RecurrentPPO(OnPolicyAlgorithm):
         "RecurrentMultiInputActorCriticPolicy": "MultiInputLstmPolicy",
     }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
+    whole_rollout_batches: ClassVar[bool] = True  # batch_size=None, as in sb3-contrib
 
     def __init__(
         self,
@@ -127,45 +121,33 @@ class RecurrentPPO(OnPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
     ) -> None:
-        # Advantages are normalized per minibatch (at least 2 samples); None: the whole rollout.
-        self.batch_size = check_int("batch_size", batch_size, minimum=2, allow_none=True)
-        self.n_epochs = check_positive_int("n_epochs", n_epochs)
-        if isinstance(clip_range_vf, (int, float)):  # None disables it; a schedule string is checked below
-            check_positive_number("clip_range_vf", clip_range_vf)
-        self.clip_range = make_schedule(clip_range, "clip_range")
-        self.clip_range_vf = None if clip_range_vf is None else make_schedule(clip_range_vf, "clip_range_vf")
-        self.normalize_advantage = check_bool("normalize_advantage", normalize_advantage)
-        self.target_kl = check_positive_number("target_kl", target_kl, allow_none=True)
-        self.rollout_buffer: RecurrentRolloutBuffer | None = None
+        self.rollout_buffer: RecurrentRolloutBuffer | None = None  # type: ignore[assignment]
         self._last_lstm_states: RNNStates | None = None
         super().__init__(
             policy=policy,
             env=env,
             learning_rate=learning_rate,
             n_steps=n_steps,
+            batch_size=batch_size,  # type: ignore[arg-type]
+            n_epochs=n_epochs,
             gamma=gamma,
             gae_lambda=gae_lambda,
+            clip_range=clip_range,
+            clip_range_vf=clip_range_vf,
+            normalize_advantage=normalize_advantage,
             ent_coef=ent_coef,
             vf_coef=vf_coef,
             max_grad_norm=max_grad_norm,
             use_sde=use_sde,
             sde_sample_freq=sde_sample_freq,
-            policy_kwargs=policy_kwargs,
-            seed=seed,
-            verbose=verbose,
-            device=device,
+            target_kl=target_kl,
+            stats_window_size=stats_window_size,
             tensorboard_log=tensorboard_log,
+            policy_kwargs=policy_kwargs,
+            verbose=verbose,
+            seed=seed,
+            device=device,
         )
-
-    def validate_rollout_size(self, rollout_size: int) -> None:
-        # sb3-contrib trains on one minibatch of the whole rollout then; said, not refused (its configs do it).
-        if self.batch_size is not None and self.batch_size > rollout_size:
-            warnings.warn(
-                f"RecurrentPPO: batch_size={self.batch_size} is larger than the rollout ({rollout_size} = n_steps * "
-                "n_envs), so each epoch is one minibatch of the whole rollout. Pass batch_size=None to say so.",
-                UserWarning,
-                stacklevel=2,
-            )
 
     def make_policy(
         self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
@@ -240,90 +222,31 @@ class RecurrentPPO(OnPolicyAlgorithm):
             episode_starts = torch.zeros(len(env_indices), device=self.device)
         return self.recurrent_policy.predict_values(obs, (hidden, cell), episode_starts)
 
-    # training -----------------------------------------------------------------------------------
-    def train_on_rollout(self) -> dict[str, float]:
-        """``n_epochs`` passes of clipped-surrogate updates over minibatches of whole sequences."""
-        buffer, policy = self.rollout_buffer, self.recurrent_policy
-        assert buffer is not None
-        optimizer = self.optimizers()
-        learning_rate = self.update_learning_rate(optimizer)
-        clip_range = self.clip_range(self.progress_remaining)
-        clip_range_vf = self.clip_range_vf(self.progress_remaining) if self.clip_range_vf else None
+    # training: PPO's update over sequences ------------------------------------------------------
+    def validate_rollout_size(self, rollout_size: int) -> None:
+        """No warning for a ``batch_size`` that does not divide the rollout (sb3-contrib has none): episode
+        boundaries cut the sequences of a minibatch anyway. One larger than the rollout is warned about."""
+        # sb3-contrib trains on one minibatch of the whole rollout then; said, not refused (its configs do it).
+        if self.batch_size is not None and self.batch_size > rollout_size:
+            warnings.warn(
+                f"RecurrentPPO: batch_size={self.batch_size} is larger than the rollout ({rollout_size} = n_steps * "
+                "n_envs), so each epoch is one minibatch of the whole rollout. Pass batch_size=None to say so.",
+                UserWarning,
+                stacklevel=2,
+            )
 
-        # Per-minibatch values stay tensors and are reduced once at the end: no .item() in the loop.
-        pg_losses: list[torch.Tensor] = []
-        value_losses: list[torch.Tensor] = []
-        entropy_losses: list[torch.Tensor] = []
-        clip_fractions: list[torch.Tensor] = []
-        approx_kls: list[torch.Tensor] = []
-        loss = torch.zeros(())
-        continue_training = True
-        for _ in range(self.n_epochs):
-            approx_kls = []  # sb3-contrib logs the last epoch's KL
-            for batch in buffer.sequence_minibatches(self.batch_size):
-                values, log_prob, entropy = policy.evaluate_actions(
-                    batch.observations,
-                    batch.actions,
-                    batch.lstm_states,
-                    batch.episode_starts,
-                    batch.sequences,
-                )
-                advantages = batch.advantages
-                if self.normalize_advantage and len(advantages) > 1:
-                    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    def epoch_minibatches(self) -> Iterable[RecurrentRolloutBatch]:
+        """One epoch of minibatches of whole sequences, each with its LSTM states at the start."""
+        assert self.rollout_buffer is not None
+        return self.rollout_buffer.sequence_minibatches(self.batch_size)
 
-                log_ratio = log_prob - batch.old_log_prob
-                ratio = torch.exp(log_ratio)
-                surrogate = torch.min(
-                    advantages * ratio, advantages * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
-                )
-                policy_loss = -surrogate.mean()
-
-                if clip_range_vf is not None:
-                    values = batch.old_values + torch.clamp(
-                        values - batch.old_values, -clip_range_vf, clip_range_vf
-                    )
-                value_loss = torch.mean((batch.returns - values) ** 2)
-                entropy_loss = -torch.mean(entropy) if entropy is not None else -torch.mean(-log_prob)
-                loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
-
-                with torch.no_grad():
-                    approx_kl = torch.mean((ratio - 1) - log_ratio)
-                    pg_losses.append(policy_loss.detach())
-                    value_losses.append(value_loss.detach())
-                    entropy_losses.append(entropy_loss.detach())
-                    clip_fractions.append(torch.mean((torch.abs(ratio - 1) > clip_range).float()))
-                    approx_kls.append(approx_kl)
-
-                if self.target_kl is not None and self.all_reduce(approx_kl).item() > 1.5 * self.target_kl:
-                    continue_training = False
-                    if self.verbose >= 1:
-                        print(
-                            f"Early stopping at step {self.n_updates} due to reaching max kl: {approx_kl:.2f}"
-                        )
-                    break
-                self.optimizer_step(optimizer, loss, self.max_grad_norm)
-            self.n_updates += 1
-            if not continue_training:
-                break
-
-        metrics = {
-            "train/entropy_loss": torch.stack(entropy_losses).mean().item(),
-            "train/policy_gradient_loss": torch.stack(pg_losses).mean().item(),
-            "train/value_loss": torch.stack(value_losses).mean().item(),
-            "train/approx_kl": torch.stack(approx_kls).mean().item(),
-            "train/clip_fraction": torch.stack(clip_fractions).mean().item(),
-            "train/loss": float(loss.item()),
-            "train/explained_variance": explained_variance(buffer.values.flatten(), buffer.returns.flatten()),
-            "train/n_updates": self.n_updates,
-            "train/clip_range": clip_range,
-            "train/learning_rate": learning_rate,
-        }
-        if policy.log_std is not None:
-            metrics["train/std"] = torch.exp(policy.log_std).mean().item()
-        if clip_range_vf is not None:
-            metrics["train/clip_range_vf"] = clip_range_vf
-        return metrics
+    def evaluate_minibatch(
+        self, batch: RecurrentRolloutBatch
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Replay the minibatch's sequences through the LSTMs from their stored states."""
+        return self.recurrent_policy.evaluate_actions(
+            batch.observations, batch.actions, batch.lstm_states, batch.episode_starts, batch.sequences
+        )
 
     # prediction ---------------------------------------------------------------------------------
     def predict(

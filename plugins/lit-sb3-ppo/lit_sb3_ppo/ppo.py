@@ -9,11 +9,16 @@ then runs ``n_epochs`` passes of shuffled minibatches over the rollout, minimisi
 
 where ``r`` is the probability ratio of the new and old policy and ``A`` the GAE advantage. Defaults and
 logged metrics are those of Stable-Baselines3's PPO.
+
+Variants reuse this update through two override points: ``epoch_minibatches`` (what one epoch iterates
+over; RecurrentPPO: whole sequences with their LSTM states) and ``evaluate_minibatch`` (values,
+log-probabilities and entropy of a minibatch's actions; MaskablePPO: under the stored action masks).
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import torch
@@ -72,6 +77,8 @@ class PPO(OnPolicyAlgorithm):
     algo_name: ClassVar[str] = "ppo"
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
+    # Whether batch_size=None (one minibatch of the whole rollout) is allowed: not in SB3's PPO.
+    whole_rollout_batches: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -99,10 +106,13 @@ class PPO(OnPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
     ) -> None:
+        # Advantages are normalized per minibatch (at least 2 samples); None (RecurrentPPO): the whole rollout.
         self.batch_size = check_int(
-            "batch_size", batch_size, minimum=2
-        )  # advantages are normalized per minibatch
+            "batch_size", batch_size, minimum=2, allow_none=self.whole_rollout_batches
+        )
         self.n_epochs = check_positive_int("n_epochs", n_epochs)
+        if isinstance(clip_range_vf, (int, float)):  # None disables it; a schedule string is checked below
+            check_positive_number("clip_range_vf", clip_range_vf)
         self.clip_range = make_schedule(clip_range, "clip_range")
         self.clip_range_vf = None if clip_range_vf is None else make_schedule(clip_range_vf, "clip_range_vf")
         self.normalize_advantage = check_bool("normalize_advantage", normalize_advantage)
@@ -153,11 +163,20 @@ class PPO(OnPolicyAlgorithm):
         divisors = [d for d in range(2, rollout_size + 1) if rollout_size % d == 0]
         return min(divisors, key=lambda d: abs(d - self.batch_size))
 
-    def evaluate_minibatch(self, batch: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """Values, log-probabilities and entropy of a minibatch's actions under the current policy.
+    def epoch_minibatches(self) -> Iterable[Any]:
+        """One epoch's minibatches of the rollout buffer, shuffled (SB3's ``rollout_buffer.get``).
 
-        The one place the update calls the policy, so variants can pass it more inputs (MaskablePPO: the
-        action masks stored with the rollout).
+        Each needs ``advantages``, ``old_log_prob``, ``old_values`` and ``returns`` (one entry per sample)
+        and whatever ``evaluate_minibatch`` reads; RecurrentPPO yields whole sequences instead.
+        """
+        assert self.rollout_buffer is not None
+        return self.rollout_buffer.minibatches(self.batch_size)
+
+    def evaluate_minibatch(self, batch: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Values, log-probabilities and entropy (None: estimated from the log-probabilities) of a
+        minibatch's actions under the current policy: the one place the update calls the policy.
+
+        MaskablePPO passes the stored action masks; RecurrentPPO the sequences' LSTM states.
         """
         return self.policy.evaluate_actions(batch.observations, batch.actions)
 
@@ -179,8 +198,8 @@ class PPO(OnPolicyAlgorithm):
         loss = torch.zeros(())
         continue_training = True
         for _ in range(self.n_epochs):
-            approx_kls = []  # SB3 logs the last epoch's KL
-            for batch in buffer.minibatches(self.batch_size):
+            approx_kls = []  # SB3 logs the last epoch's KL; the other means cover every epoch
+            for batch in self.epoch_minibatches():
                 values, log_prob, entropy = self.evaluate_minibatch(batch)
                 advantages = batch.advantages
                 if self.normalize_advantage and len(advantages) > 1:

@@ -100,7 +100,7 @@ class RestartsOnResume(PPO):
 
     def on_load_checkpoint(self, checkpoint):
         super().on_load_checkpoint(checkpoint)
-        self.num_timesteps = self.iterations = 0
+        self.num_timesteps = self.iterations = self.n_updates = 0
 
 
 class NeverSteps(PPO):
@@ -510,8 +510,9 @@ def test_a_resume_that_restarts_the_counters_is_caught(kit: KitPlugins, tmp_path
     kit.algorithm("kit_restarts_on_resume", "RestartsOnResume")
     with pytest.raises(
         AssertionError,
-        match=r"(?s)started with counters \{'num_timesteps': 0, 'iterations': 0\}, but the checkpoint was "
-        r"written at \{'num_timesteps': 64, 'iterations': 2\}.*super\(\).on_load_checkpoint",
+        match=r"(?s)started with counters \{'num_timesteps': 0, 'iterations': 0, 'n_updates': 0\}, but the "
+        r"checkpoint was written at \{'num_timesteps': 64, 'iterations': 2, 'n_updates': 2\}.*"
+        r"super\(\).on_load_checkpoint",
     ):
         algorithm_kit("kit_restarts_on_resume").test_checkpoint_resume(tmp_path)
 

@@ -553,5 +553,9 @@ class AlgorithmConformance(PluginConformance):
 def _counters(model: Any) -> dict[str, int]:
     """The counters a resumed run must continue (zeros for ``None``: a fresh run)."""
     if model is None:
-        return {"num_timesteps": 0, "iterations": 0}
-    return {"num_timesteps": int(model.num_timesteps), "iterations": int(model.iterations)}
+        return {"num_timesteps": 0, "iterations": 0, "n_updates": 0}
+    return {
+        "num_timesteps": int(model.num_timesteps),
+        "iterations": int(model.iterations),
+        "n_updates": int(model.n_updates),
+    }

@@ -22,6 +22,7 @@ from gymnasium import spaces
 
 from lit_sb3_core._version import __version__
 from lit_sb3_core.foundation.spaces import obs_to_tensor
+from lit_sb3_core.nets.losses import quantile_huber_loss
 from lit_sb3_core.nets.off_policy import polyak_update
 
 Schedule = Callable[[float], float]
@@ -221,20 +222,6 @@ def obs_as_tensor(obs: np.ndarray | dict[str, np.ndarray], device: torch.device)
             f"Unrecognized observation type {type(obs).__name__}: pass an array or a dict of arrays."
         )
     return obs_to_tensor(obs, device)
-
-
-def quantile_huber_loss(
-    current_quantiles: torch.Tensor,
-    target_quantiles: torch.Tensor,
-    cum_prob: torch.Tensor | None = None,
-    sum_over_quantiles: bool = True,
-) -> torch.Tensor:
-    """The quantile regression loss with a Huber kernel, as QR-DQN and TQC train with it."""
-    try:
-        from lit_sb3_qrdqn.qrdqn import quantile_huber_loss as loss
-    except ImportError as exc:
-        raise ImportError("quantile_huber_loss comes with QR-DQN: pip install lit-sb3-qrdqn.") from exc
-    return loss(current_quantiles, target_quantiles, cum_prob, sum_over_quantiles)
 
 
 def conjugate_gradient_solver(

@@ -7,10 +7,12 @@ period. Where the names are implemented (``lit_sb3_core.nets``, ``.data``, ``.en
 
 Base algorithms
     :class:`RLAlgorithm` (anything), :class:`OnPolicyAlgorithm` (rollout, then update),
-    :class:`OffPolicyAlgorithm` (replay buffer), with their helpers.
+    :class:`OffPolicyAlgorithm` (replay buffer), with their helpers; :class:`EntropyTemperature`, the
+    learned entropy temperature of the SAC family, mixed into an off-policy algorithm.
 Policies and networks
     :class:`ActorCriticPolicy` and its CNN / multi-input variants, feature extractors, the MLP extractor,
-    the off-policy networks (Q-networks, critics, actors) and target-network updates.
+    the off-policy networks (Q-networks, critics, actors), target-network updates and shared losses
+    (:func:`quantile_huber_loss`).
 Distributions, buffers, noise, normalization, schedules, spaces, validators
     The building blocks the base classes use themselves.
 Engine
@@ -86,6 +88,7 @@ from lit_sb3_core.nets.distributions import (
     StateDependentNoiseDistribution,
     make_distribution,
 )
+from lit_sb3_core.nets.losses import quantile_huber_loss
 from lit_sb3_core.nets.off_policy import (
     LOG_STD_MAX,
     LOG_STD_MIN,
@@ -113,6 +116,7 @@ from lit_sb3_core.nets.torch_layers import (
 from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, make_optimizer, set_random_seed
 from lit_sb3_core.sdk.callbacks import RLCallback
+from lit_sb3_core.sdk.entropy_temperature import EntropyTemperature, parse_ent_coef
 from lit_sb3_core.sdk.loading import load
 from lit_sb3_core.sdk.off_policy import OffPolicyAlgorithm, TrainFreq, clip_grad_norm, parse_train_freq
 from lit_sb3_core.sdk.on_policy import OnPolicyAlgorithm, explained_variance
@@ -130,6 +134,8 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "clip_grad_norm",
     "set_random_seed",
     "RLCallback",
+    "EntropyTemperature",
+    "parse_ent_coef",
     # reading Stable-Baselines3 model files
     "SB3FileHooks",
     "SB3Fields",
@@ -160,6 +166,7 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "freeze",
     "polyak_update",
     "update_target",
+    "quantile_huber_loss",
     # distributions
     "Distribution",
     "CategoricalDistribution",

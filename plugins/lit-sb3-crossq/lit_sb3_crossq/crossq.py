@@ -35,6 +35,7 @@ from gymnasium import spaces
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
     ActionNoise,
+    EntropyTemperature,
     OffPolicyAlgorithm,
     Schedule,
     TrainFreq,
@@ -45,7 +46,6 @@ from lit_sb3_core.sdk import (
 from lit_sb3_crossq.batch_renorm import set_training
 from lit_sb3_crossq.hyperparams import TUNED
 from lit_sb3_crossq.policies import CROSSQ_POLICY_ALIASES, CrossQPolicy
-from lit_sb3_sac.sac import EntropyTemperature
 
 if TYPE_CHECKING:
     from lightning.pytorch.core.optimizer import LightningOptimizer
@@ -139,7 +139,7 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
                 "CrossQ(use_sde=True): gSDE is not available in lit-sb3 yet; use the default Gaussian "
                 "exploration."
             )
-        self._init_temperature(ent_coef, target_entropy)
+        self.init_temperature(ent_coef, target_entropy)
         self.policy_delay = check_positive_int("policy_delay", policy_delay)
         # Batch Renorm layers normalize with the statistics of each minibatch: at least 2 samples.
         check_int("batch_size", batch_size, minimum=2)

@@ -37,6 +37,7 @@ from lit_sb3_ppo_mask.policies import (
 
 __all__ = ["MaskablePPO"]
 
+
 class MaskablePPO(PPO):
     """PPO (clip variant) with invalid action masking, for Discrete, MultiDiscrete and MultiBinary actions.
 

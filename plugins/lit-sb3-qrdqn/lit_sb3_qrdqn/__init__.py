@@ -9,7 +9,7 @@ __all__ = ["QRDQN", "CnnPolicy", "MultiInputPolicy", "QRDQNPolicy", "quantile_hu
 
 _LOCATIONS = {
     "QRDQN": "lit_sb3_qrdqn.qrdqn",
-    "quantile_huber_loss": "lit_sb3_qrdqn.qrdqn",
+    "quantile_huber_loss": "lit_sb3_core.sdk",  # lives in the SDK since 0.2 (TQC shares it)
     "QRDQNPolicy": "lit_sb3_qrdqn.policies",
     "CnnPolicy": "lit_sb3_qrdqn.policies",
     "MultiInputPolicy": "lit_sb3_qrdqn.policies",

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from gymnasium import spaces
@@ -37,12 +36,12 @@ from gymnasium import spaces
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
     ActionNoise,
+    EntropyTemperature,
     OffPolicyAlgorithm,
     Schedule,
     TrainFreq,
     check_bool,
     check_int,
-    check_number,
     check_positive_int,
     update_target,
 )
@@ -53,74 +52,7 @@ if TYPE_CHECKING:
     from lightning.pytorch.core.optimizer import LightningOptimizer
 
 
-__all__ = ["SAC", "EntropyTemperature", "parse_ent_coef"]
-
-
-def parse_ent_coef(ent_coef: Any) -> tuple[bool, float]:
-    """``"auto"`` / ``"auto_0.1"`` -> (learned, initial value); a number -> (fixed, value)."""
-    if isinstance(ent_coef, str):
-        if ent_coef == "auto":
-            return True, 1.0
-        if ent_coef.startswith("auto_"):
-            try:
-                value = float(ent_coef[5:])
-            except ValueError:
-                value = float("nan")
-            if 0 < value < float("inf"):
-                return True, value
-        raise ConfigurationError(
-            f"ent_coef={ent_coef!r} is not valid: use 'auto' (learned, starting at 1), 'auto_<initial value>' "
-            "such as 'auto_0.1', or a fixed non-negative number."
-        )
-    return False, check_number("ent_coef", ent_coef, minimum=0)  # finite: inf or NaN would train on NaN
-
-
-class EntropyTemperature:
-    """The entropy temperature alpha of the SAC family (SAC, TQC, CrossQ), mixed into an off-policy algorithm.
-
-    ``ent_coef`` is learned (``"auto"``, ``"auto_<init>"``) or fixed; the learned ``log(alpha)`` lives in the
-    policy's weights and has its own plain Adam beside the actor's and the critics' optimizers, as in SB3.
-    """
-
-    learn_ent_coef: bool
-    ent_coef_init: float
-
-    def _init_temperature(self, ent_coef: str | float, target_entropy: str | float) -> None:
-        """Check and keep the two constructor arguments (call it before the algorithm's ``__init__``)."""
-        self.learn_ent_coef, self.ent_coef_init = parse_ent_coef(ent_coef)
-        if target_entropy != "auto" and (
-            isinstance(target_entropy, bool) or not isinstance(target_entropy, (int, float))
-        ):
-            raise ConfigurationError(f"target_entropy must be 'auto' or a number, got {target_entropy!r}.")
-        self.ent_coef = ent_coef
-        self.target_entropy: Any = target_entropy
-
-    def setup_model(self) -> None:
-        """Target entropy from the action size; the learned log-temperature lives in the policy's weights."""
-        assert self.action_space is not None and self.policy is not None  # type: ignore[attr-defined]
-        hparams = self.hparams  # type: ignore[attr-defined]
-        if hparams.get("target_entropy", self.target_entropy) == "auto":
-            self.target_entropy = float(-np.prod(self.action_space.shape))  # type: ignore[attr-defined]
-        else:
-            self.target_entropy = float(hparams.get("target_entropy", self.target_entropy))
-        if self.learn_ent_coef:
-            # Optimising log(alpha) keeps alpha positive (softlearning issue 37).
-            initial = torch.log(torch.full((1,), self.ent_coef_init))
-            self.policy.log_ent_coef = torch.nn.Parameter(initial)  # type: ignore[attr-defined]
-
-    def configure_optimizers(self) -> list[torch.optim.Optimizer]:
-        """Actor, critic and (when learned) temperature optimizers, in that order."""
-        policy = self.require_policy()  # type: ignore[attr-defined]
-        optimizers = [
-            self.make_optimizer(policy.actor.parameters()),  # type: ignore[attr-defined]
-            self.make_optimizer(policy.critic.parameters()),  # type: ignore[attr-defined]
-        ]
-        if self.learn_ent_coef:
-            # Plain Adam for the temperature, as SB3 (the policy's optimizer_kwargs are not used).
-            fused = self.device.type in ("cpu", "cuda")  # type: ignore[attr-defined]
-            lr = self.lr_schedule(1.0)  # type: ignore[attr-defined]
-            optimizers.append(torch.optim.Adam([policy.log_ent_coef], lr=lr, fused=fused))
-        return optimizers
+__all__ = ["SAC"]
 
 
 class SAC(EntropyTemperature, OffPolicyAlgorithm):
@@ -215,7 +147,7 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         self.sde_sample_freq = int(sde_sample_freq)
         self.use_sde_at_warmup = use_sde_at_warmup
         self._sde_steps = 0
-        self._init_temperature(ent_coef, target_entropy)
+        self.init_temperature(ent_coef, target_entropy)
         self.target_update_interval = check_positive_int("target_update_interval", target_update_interval)
         super().__init__(
             policy=policy,

@@ -11,7 +11,6 @@ import torch
 from lit_sb3_core import evaluate_policy
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_sac import SAC
-from lit_sb3_sac.sac import parse_ent_coef
 
 
 def seeded_env(env_id: str, seed: int = 0) -> gym.vector.VectorEnv:
@@ -50,9 +49,6 @@ def test_reaches_rl_zoo_level_with_tuned_hyperparameters() -> None:
 
 
 def test_entropy_temperature_forms() -> None:
-    assert parse_ent_coef("auto") == (True, 1.0)
-    assert parse_ent_coef("auto_0.1") == (True, 0.1)
-    assert parse_ent_coef(0.05) == (False, 0.05)
     learned = SAC(env="Pendulum-v1", ent_coef="auto_0.1", **SMALL)
     assert learned.target_entropy == -1.0  # -dim(A) for Pendulum
     assert learned.policy.log_ent_coef.item() == pytest.approx(math.log(0.1))

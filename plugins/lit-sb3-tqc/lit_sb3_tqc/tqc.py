@@ -29,8 +29,7 @@ from typing import Any, ClassVar
 import torch
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import ActionNoise, Schedule, TrainFreq, check_non_negative_int
-from lit_sb3_qrdqn.qrdqn import quantile_huber_loss
+from lit_sb3_core.sdk import ActionNoise, Schedule, TrainFreq, check_non_negative_int, quantile_huber_loss
 from lit_sb3_sac.sac import SAC
 from lit_sb3_tqc.hyperparams import TUNED
 from lit_sb3_tqc.policies import TQC_POLICY_ALIASES, TQCPolicy

@@ -13,8 +13,7 @@ import torch
 
 from lit_sb3_core import evaluate_policy
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import BaseFeaturesExtractor, ReplayBuffer
-from lit_sb3_qrdqn import quantile_huber_loss
+from lit_sb3_core.sdk import BaseFeaturesExtractor, ReplayBuffer, quantile_huber_loss
 from lit_sb3_tqc import TQC, truncated_quantiles
 from lit_sb3_tqc import tqc as tqc_module
 

@@ -1,0 +1,97 @@
+"""The entropy temperature alpha of maximum-entropy off-policy methods (SAC, TQC, CrossQ).
+
+Haarnoja et al., "Soft Actor-Critic Algorithms and Applications", 2018, https://arxiv.org/abs/1812.05905:
+alpha weighs the entropy bonus; learned, it follows ``min -log(alpha) * (log pi(a|s) + target_entropy)``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.checks import check_number
+
+if TYPE_CHECKING:
+    from lit_sb3_core.sdk.off_policy import OffPolicyAlgorithm
+
+    _Algorithm = OffPolicyAlgorithm
+else:
+    _Algorithm = object
+
+__all__ = ["EntropyTemperature", "parse_ent_coef"]
+
+
+def parse_ent_coef(ent_coef: Any) -> tuple[bool, float]:
+    """``"auto"`` / ``"auto_0.1"`` -> (learned, initial value); a number -> (fixed, value)."""
+    if isinstance(ent_coef, str):
+        if ent_coef == "auto":
+            return True, 1.0
+        if ent_coef.startswith("auto_"):
+            try:
+                value = float(ent_coef[5:])
+            except ValueError:
+                value = float("nan")
+            if 0 < value < float("inf"):
+                return True, value
+        raise ConfigurationError(
+            f"ent_coef={ent_coef!r} is not valid: use 'auto' (learned, starting at 1), 'auto_<initial value>' "
+            "such as 'auto_0.1', or a fixed non-negative number."
+        )
+    return False, check_number("ent_coef", ent_coef, minimum=0)  # finite: inf or NaN would train on NaN
+
+
+class EntropyTemperature(_Algorithm):
+    """Mix in before ``OffPolicyAlgorithm``: ``class SAC(EntropyTemperature, OffPolicyAlgorithm)``.
+
+    ``ent_coef`` is learned (``"auto"``, ``"auto_<init>"``) or fixed. The learned ``log(alpha)`` is the
+    policy's parameter ``log_ent_coef`` (so it travels with the weights) and has its own plain Adam beside the
+    actor's and the critics' optimizers, as in SB3. The policy must have ``actor`` and ``critic`` modules.
+
+    Call ``init_temperature(ent_coef, target_entropy)`` in ``__init__`` before ``super().__init__``; then
+    ``learn_ent_coef``, ``ent_coef_init`` and (once the policy is built) ``target_entropy`` are set, and
+    ``configure_optimizers`` returns ``[actor, critic]`` plus the temperature's optimizer when it is learned.
+    """
+
+    learn_ent_coef: bool
+    ent_coef_init: float
+
+    def init_temperature(self, ent_coef: str | float, target_entropy: str | float) -> None:
+        """Check and keep the two constructor arguments."""
+        self.learn_ent_coef, self.ent_coef_init = parse_ent_coef(ent_coef)
+        if target_entropy != "auto" and (
+            isinstance(target_entropy, bool) or not isinstance(target_entropy, (int, float))
+        ):
+            raise ConfigurationError(f"target_entropy must be 'auto' or a number, got {target_entropy!r}.")
+        self.ent_coef = ent_coef
+        self.target_entropy: Any = target_entropy
+
+    def setup_model(self) -> None:
+        """Target entropy from the action size; the learned log-temperature goes into the policy's weights."""
+        super().setup_model()
+        policy = self.require_policy()
+        assert self.action_space is not None
+        target_entropy = self.hparams.get("target_entropy", self.target_entropy)
+        if target_entropy == "auto":
+            self.target_entropy = float(-np.prod(self.action_space.shape))
+        else:
+            self.target_entropy = float(target_entropy)
+        if self.learn_ent_coef:
+            # Optimising log(alpha) keeps alpha positive (softlearning issue 37).
+            initial = torch.log(torch.full((1,), self.ent_coef_init))
+            policy.log_ent_coef = torch.nn.Parameter(initial)
+
+    def configure_optimizers(self) -> list[torch.optim.Optimizer]:  # type: ignore[override]
+        """Actor, critic and (when learned) temperature optimizers, in that order."""
+        policy = self.require_policy()
+        optimizers = [
+            self.make_optimizer(policy.actor.parameters()),
+            self.make_optimizer(policy.critic.parameters()),
+        ]
+        if self.learn_ent_coef:
+            # Plain Adam for the temperature, as SB3 (the policy's optimizer_kwargs are not used).
+            fused = self.device.type in ("cpu", "cuda")
+            optimizers.append(torch.optim.Adam([policy.log_ent_coef], lr=self.lr_schedule(1.0), fused=fused))
+        return optimizers

@@ -77,6 +77,65 @@ def test_every_block_is_a_known_kind_and_only_publishing_is_not_run() -> None:
     assert len(sdk) >= 4 and {b.lang for b in sdk} == {"python"} and not any(b.not_run for b in sdk)
 
 
+def test_the_layout_map_names_every_core_package() -> None:
+    """CONTRIBUTING's layout map lists exactly the packages (and public top-level modules) of lit_sb3_core."""
+    layout = next(
+        b for b in blocks(REPO_ROOT / "CONTRIBUTING.md") if b.lang == "text" and "lit_sb3_core/" in b.code
+    )
+    listed = {
+        match.group(1)
+        for line in layout.code.splitlines()
+        if (match := re.match(r"^  (\w+/|\w+\.py)\s", line))
+    }
+    core = REPO_ROOT / "lit_sb3_core"
+    packages = {f"{d.name}/" for d in core.iterdir() if (d / "__init__.py").is_file()}
+    assert {name for name in listed if name.endswith("/")} == packages
+    for module in (name for name in listed if name.endswith(".py")):
+        assert (core / module).is_file(), (
+            f"CONTRIBUTING's layout names lit_sb3_core/{module}, which does not exist"
+        )
+
+
+# What an algorithm written from docs/sdk.md may import from core: the plugin surface, plus the user API
+# that the page uses to try its classes out (registering one in-process, building and loading it).
+SDK_PAGE_MODULES = {
+    "lit_sb3_core.sdk",
+    "lit_sb3_core.hookspecs",
+    "lit_sb3_core.errors",
+    "lit_sb3_core.testing",
+}
+SDK_PAGE_USER_API = {"load", "make_algo", "register_algo"}
+
+
+def test_the_sdk_page_uses_only_the_sdk() -> None:
+    """A plugin written from docs/sdk.md alone needs no core name outside the SDK, and no private member."""
+    import ast
+
+    script = "\n\n".join(block.code for block in blocks(REPO_ROOT / "docs" / "sdk.md"))
+    tree = ast.parse(script)
+    outside: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            outside += [
+                a.name for a in node.names if a.name.startswith("lit_sb3") and a.name not in SDK_PAGE_MODULES
+            ]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lit_sb3"):
+            if node.module == "lit_sb3_core":
+                outside += [f"lit_sb3_core.{a.name}" for a in node.names if a.name not in SDK_PAGE_USER_API]
+            elif node.module not in SDK_PAGE_MODULES:
+                outside.append(str(node.module))
+    assert not outside, f"docs/sdk.md imports {outside}: use the names lit_sb3_core.sdk exports"
+    private = sorted(
+        {
+            node.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_")
+        }
+        - {"__init__", "__name__"}
+    )
+    assert not private, f"docs/sdk.md uses private members {private}: document public ones"
+
+
 def test_the_sdk_page_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None) -> None:
     import torch
 

@@ -6,7 +6,7 @@ alpha weighs the entropy bonus; learned, it follows ``min -log(alpha) * (log pi(
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -15,9 +15,18 @@ from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.checks import check_number
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from lit_sb3_core.sdk.off_policy import OffPolicyAlgorithm
 
     _Algorithm = OffPolicyAlgorithm
+
+    class _TemperaturePolicy(Protocol):
+        """What the mixin needs from the policy: an actor and a critic, and room for ``log_ent_coef``."""
+
+        actor: torch.nn.Module
+        critic: torch.nn.Module
+        log_ent_coef: torch.nn.Parameter
 else:
     _Algorithm = object
 
@@ -71,8 +80,8 @@ class EntropyTemperature(_Algorithm):
     def setup_model(self) -> None:
         """Target entropy from the action size; the learned log-temperature goes into the policy's weights."""
         super().setup_model()
-        policy = self.require_policy()
-        assert self.action_space is not None
+        policy = cast("_TemperaturePolicy", self.require_policy())
+        assert self.action_space is not None and self.action_space.shape is not None
         target_entropy = self.hparams.get("target_entropy", self.target_entropy)
         if target_entropy == "auto":
             self.target_entropy = float(-np.prod(self.action_space.shape))
@@ -83,9 +92,9 @@ class EntropyTemperature(_Algorithm):
             initial = torch.log(torch.full((1,), self.ent_coef_init))
             policy.log_ent_coef = torch.nn.Parameter(initial)
 
-    def configure_optimizers(self) -> list[torch.optim.Optimizer]:  # type: ignore[override]
+    def configure_optimizers(self) -> list[torch.optim.Optimizer]:
         """Actor, critic and (when learned) temperature optimizers, in that order."""
-        policy = self.require_policy()
+        policy = cast("_TemperaturePolicy", self.require_policy())
         optimizers = [
             self.make_optimizer(policy.actor.parameters()),
             self.make_optimizer(policy.critic.parameters()),

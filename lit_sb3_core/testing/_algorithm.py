@@ -40,7 +40,7 @@ def _rebuild_advice(cls: type, hparams: dict[str, Any], source: str, exc: Except
     for klass in cls.__mro__:
         if "__init__" not in vars(klass):
             continue
-        own = inspect.signature(klass.__init__).parameters
+        own = inspect.signature(vars(klass)["__init__"]).parameters
         parameters.update({name: p for name, p in own.items() if p.kind is not inspect.Parameter.VAR_KEYWORD})
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in own.values()):
             takes_any = False

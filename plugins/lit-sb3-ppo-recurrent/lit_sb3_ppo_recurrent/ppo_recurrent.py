@@ -121,7 +121,7 @@ class RecurrentPPO(PPO):
         seed: int | None = None,
         device: str = "auto",
     ) -> None:
-        self.rollout_buffer: RecurrentRolloutBuffer | None = None  # type: ignore[assignment]
+        self.rollout_buffer: RecurrentRolloutBuffer | None = None
         self._last_lstm_states: RNNStates | None = None
         super().__init__(
             policy=policy,

@@ -247,6 +247,8 @@ MIRRORED = {
     "stable_baselines3.common.envs": "lit_sb3.common.envs",
     "sb3_contrib.common.envs": "lit_sb3.common.envs",
     "sb3_contrib.common.wrappers": "lit_sb3.common.wrappers",
+    "sb3_contrib.common.vec_env": "lit_sb3.common.vec_env",
+    "sb3_contrib.common.vec_env.async_eval": "lit_sb3.common.vec_env.async_eval",
     "stable_baselines3.common.evaluation": "lit_sb3.common.evaluation",
     "stable_baselines3.common.noise": "lit_sb3.common.noise",
     "stable_baselines3.common.running_mean_std": "lit_sb3.common.running_mean_std",

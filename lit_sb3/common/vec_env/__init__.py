@@ -10,6 +10,7 @@ import importlib
 from typing import Any
 
 _EXPORTS: dict[str, str] = {
+    "AsyncEval": "lit_sb3.common.vec_env.async_eval",
     "VecEnv": "lit_sb3.common.vec_env.base_vec_env",
     "VecEnvWrapper": "lit_sb3.common.vec_env.base_vec_env",
     "CloudpickleWrapper": "lit_sb3.common.vec_env.base_vec_env",

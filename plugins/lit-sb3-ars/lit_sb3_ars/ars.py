@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
@@ -49,6 +49,9 @@ from lit_sb3_core.sdk import (
     obs_to_tensor,
     to_numpy,
 )
+
+if TYPE_CHECKING:
+    from typing import Self
 
 __all__ = ["ARS"]
 
@@ -184,6 +187,32 @@ class ARS(RLAlgorithm):
         return
 
     # training -------------------------------------------------------------------------------------
+    def learn(self, total_timesteps: int, *args: Any, async_eval: Any = None, **kwargs: Any) -> Self:
+        """SB3's ``learn``, with sb3-contrib's ``async_eval`` (``lit_sb3.common.vec_env.AsyncEval``).
+
+        The candidates already run side by side on the sub-envs of the training env, so evaluating them in
+        worker processes is training on ``async_eval.vec_env`` (a ``SubprocVecEnv``) with its
+        ``n_eval_episodes``. As in sb3-contrib, ``async_eval`` is closed when ``learn`` ends; the model's
+        own env and ``n_eval_episodes`` are back in place then.
+        """
+        if async_eval is None:
+            return super().learn(total_timesteps, *args, **kwargs)
+        if not (hasattr(async_eval, "n_eval_episodes") and hasattr(async_eval, "close")):
+            raise ConfigurationError(
+                f"async_eval must be an AsyncEval (from lit_sb3.common.vec_env import AsyncEval), got "
+                f"{type(async_eval).__name__}."
+            )
+        own_env, own_n_eval_episodes = self.env_source, self.n_eval_episodes
+        try:
+            self.set_env(async_eval.vec_env)
+            self.n_eval_episodes = check_positive_int("n_eval_episodes", async_eval.n_eval_episodes)
+            return super().learn(total_timesteps, *args, **kwargs)
+        finally:
+            self.n_eval_episodes = own_n_eval_episodes
+            async_eval.close()
+            if own_env is not None:
+                self.set_env(own_env)
+
     def on_fit_start(self) -> None:
         if self.world_size > self.pop_size:
             raise ConfigurationError(

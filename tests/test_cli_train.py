@@ -27,9 +27,10 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_zoo_flags_layout_continue_and_enjoy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["train", "--algo", "ppo", "--env", "CartPole-v1", "-n", "512", "--eval-freq", "256",
-            "--eval-episodes", "2", "--save-freq", "256", "--hyperparams", "n_envs:2", "learning_rate:0.001",
-            "policy_kwargs:dict(net_arch=[32], activation_fn=nn.ReLU)", "-f", "logs", "--seed", "3"]  # fmt: skip
-    assert main(args) == 0
+            "--eval-episodes", "2", "--save-freq", "256", "--hyperparams", "n_envs:2", "batch_size:64",
+            "learning_rate:0.001", "policy_kwargs:dict(net_arch=[32], activation_fn=nn.ReLU)",
+            "-f", "logs", "--seed", "3"]  # fmt: skip
+    assert main(args) == 0  # batch_size: the tuned 256 is more than 2 envs' rollout of 2 * 32 steps
     out = capsys.readouterr().out
     assert "Training PPO (tuned for CartPole-v1)" in out and "with 2 env(s)" in out
     assert "512/512" in out  # the fit bar counts environment steps
@@ -42,6 +43,7 @@ def test_zoo_flags_layout_continue_and_enjoy(tmp_path: Path, capsys: pytest.Capt
     assert evaluations["timesteps"].tolist() == [256, 512] and evaluations["results"].shape == (2, 2)
     config = yaml.safe_load((run / "CartPole-v1" / "config.yml").read_text())
     assert config["learning_rate"] == 0.001 and config["n_envs"] == 2 and config["n_timesteps"] == 512
+    assert config["batch_size"] == 64
     assert config["policy_kwargs"] == {"net_arch": [32], "activation_fn": "torch.nn:ReLU"}
     assert yaml.safe_load((run / "CartPole-v1" / "args.yml").read_text())["seed"] == 3
     model = PPO.load(run / "CartPole-v1.zip")

@@ -2,8 +2,9 @@
 ``sb3_scripts/`` with ``stable_baselines3``/``sb3_contrib`` renamed ``lit_sb3`` (and, where a comment at
 its top says so, a smaller budget or a bounded loop), run in a fresh Python process of its own.
 
-A few run in the default suite; all of them run with ``-m slow``. Examples that cannot run here (other
-packages, a display, Atari ROMs) are listed in docs/sb3-migration.md.
+A few run in the default suite; all of them run with ``-m slow`` (the LunarLander, Atari and MuJoCo ones
+need the ``box2d``, ``atari`` and ``mujoco`` extras, MLflow the ``loggers`` extra). Examples that cannot
+run here (other packages, a display) are listed in docs/sb3-migration.md.
 """
 
 from __future__ import annotations

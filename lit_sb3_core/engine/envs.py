@@ -27,7 +27,7 @@ from lit_sb3_core.engine.vector_envs import LitAsyncVectorEnv, LitSyncVectorEnv
 EnvSource = str | gym.Env | Callable[[], gym.Env] | VectorEnv
 WrapperLike = Callable[[gym.Env], gym.Env]
 
-__all__ = ["EnvFactory", "EnvSource", "make_vector_env", "make_vector_env_from_fns"]
+__all__ = ["EnvFactory", "EnvSource", "make_vector_env", "make_vector_env_from_fns", "renders_rgb_arrays"]
 
 
 class EnvFactory:
@@ -101,6 +101,28 @@ def make_env_by_id(env_id: str, kwargs: dict[str, Any]) -> gym.Env:
 
 def _looks_atari(env_id: str) -> bool:
     return env_id.startswith("ALE/") or "NoFrameskip" in env_id
+
+
+def renders_rgb_arrays(source: object) -> bool:
+    """Whether ``source`` is a registered env id whose env declares ``render_mode="rgb_array"``.
+
+    SB3 makes the env of ``Algo("MlpPolicy", "CartPole-v1")`` with that render mode, so ``model.env.render()``
+    returns frames; an env that declares no such mode (a user's, say) is made as it is.
+    """
+    if not isinstance(source, str):
+        return False
+    try:
+        if source not in gym.registry and _looks_atari(source):
+            require_atari()
+        entry_point = gym.spec(source).entry_point
+        creator = (
+            gym.envs.registration.load_env_creator(entry_point)
+            if isinstance(entry_point, str)
+            else entry_point
+        )
+    except (gym.error.Error, ImportError, AttributeError):
+        return False  # gym.make reports an unknown or broken id with its own message
+    return "rgb_array" in (getattr(creator, "metadata", None) or {}).get("render_modes", ())
 
 
 def make_vector_env(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import torch
 
+from lit_sb3_core.engine.envs import renders_rgb_arrays
 from lit_sb3_core.engine.lightning_internals import attached_trainer, ended_by_ctrl_c
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk.part import AlgorithmPart
@@ -102,7 +103,9 @@ class SB3Glue(AlgorithmPart):
 
         if isinstance(source, RLEnvDataModule):
             return source
-        return RLEnvDataModule(train_env=source, n_envs=n_envs, seed=self.seed)
+        # As SB3: envs made from an id render RGB arrays when they can (model.env.render() gives frames).
+        env_kwargs = {"render_mode": "rgb_array"} if renders_rgb_arrays(source) else None
+        return RLEnvDataModule(train_env=source, n_envs=n_envs, seed=self.seed, env_kwargs=env_kwargs)
 
     def get_env(self) -> Any:
         """The training env as SB3's ``VecEnv``: the one passed in (an SB3 VecEnv comes back as itself,

@@ -107,6 +107,37 @@ def test_render_tiles_rgb_frames() -> None:
     assert image.shape == (2 * frame.shape[0], 2 * frame.shape[1], 3)  # 3 frames on a 2x2 grid
 
 
+class NoRenderEnv(gym.Env):
+    """A user's env that declares no render mode and takes no ``render_mode`` argument."""
+
+    observation_space = spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(2, np.float32), 1.0, True, False, {}
+
+
+def test_model_made_from_an_env_id_renders_rgb_arrays_as_sb3() -> None:
+    from lit_sb3 import A2C
+
+    model = A2C("MlpPolicy", "CartPole-v1")
+    venv = model.get_env()
+    venv.reset()
+    assert venv.render_mode == "rgb_array"  # SB3 makes id envs with render_mode="rgb_array"
+    assert venv.render(mode="rgb_array").shape == venv.get_images()[0].shape
+
+    gym.register("NoRenderEnv-v0", entry_point=NoRenderEnv)
+    try:
+        model = A2C("MlpPolicy", "NoRenderEnv-v0", n_steps=4).learn(8)  # made as it is: no render_mode
+        assert model.get_env().render_mode is None and model.num_timesteps == 8
+    finally:
+        del gym.registry["NoRenderEnv-v0"]
+
+
 def test_subproc_vec_env_reaches_single_workers() -> None:
     venv = SubprocVecEnv([lambda: Monitor(short_cartpole(10)), lambda: short_cartpole(10)])
     try:

@@ -129,3 +129,13 @@ def test_model_built_by_fit_sees_the_envs_kwargs_and_wrappers() -> None:
         stacked, datamodule=dm
     )
     assert stacked.observation_space.shape == (3, 4)
+
+
+def test_a_datamodule_prints_its_envs() -> None:
+    """str() must not go through Lightning's dataloader listing (wandb's SB3 callback prints every attribute)."""
+    datamodule = RLEnvDataModule(train_env="CartPole-v1", val_env="Pendulum-v1", n_envs=2)
+    assert (
+        str(datamodule)
+        == repr(datamodule)
+        == ("RLEnvDataModule(train_env='CartPole-v1', val_env='Pendulum-v1', n_envs=2, vectorization='sync')")
+    )

@@ -295,3 +295,42 @@ def test_ars_calls_step_callbacks_while_it_scores_candidates() -> None:
     model = ARS("LinearPolicy", "CartPole-v1", n_delta=2, seed=0).learn(10_000, callback=spy)
     assert spy.timesteps[:3] == [1, 2, 3] and spy.n_calls >= 30
     assert model.iterations == 1  # stopped after the iteration in which the callback said so
+
+
+def test_a_callback_written_for_the_real_stable_baselines3_runs_unchanged() -> None:
+    """Third-party SB3 integrations (wandb's WandbCallback) subclass stable_baselines3's own BaseCallback."""
+    sb3_callbacks = pytest.importorskip("stable_baselines3.common.callbacks")
+
+    class RealSB3Spy(sb3_callbacks.BaseCallback):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.events: list[str] = []
+            self.timesteps: list[int] = []
+
+        def _init_callback(self) -> None:
+            self.events.append(f"init {type(self.model).__module__.split('.')[0]}")
+            self.n_envs_seen = self.training_env.num_envs
+
+        def _on_training_start(self) -> None:
+            self.events.append(f"training_start {self.locals['total_timesteps']}")
+
+        def _on_rollout_start(self) -> None:
+            self.events.append("rollout_start")
+
+        def _on_step(self) -> bool:
+            assert len(self.locals["infos"]) == len(self.locals["dones"]) == self.n_envs_seen
+            self.timesteps.append(self.num_timesteps)
+            return self.n_calls < 20  # stops training at the 20th vector step
+
+        def _on_rollout_end(self) -> None:
+            self.events.append("rollout_end")
+
+        def _on_training_end(self) -> None:
+            self.events.append("training_end")
+
+    spy = RealSB3Spy()
+    model = PPO("MlpPolicy", "CartPole-v1", **ON).learn(1000, callback=[spy], n_envs=2)
+    assert spy.model is model and spy.logger is model.logger and spy.n_envs_seen == 2
+    assert spy.n_calls == 20 and spy.timesteps == list(range(2, 41, 2)) and model.num_timesteps == 40
+    assert spy.events[:2] == ["init lit_sb3_ppo", "training_start 1000"]
+    assert spy.events[2:] == ["rollout_start", "rollout_end", "rollout_start", "training_end"]

@@ -145,6 +145,14 @@ class RLEnvDataModule(L.LightningDataModule):
             raise ConfigurationError(str(exc), field="step_timeout") from None
         self._envs: dict[Stage, VectorEnv] = {}
 
+    def __repr__(self) -> str:
+        """The env sources and vectorization (Lightning's default lists dataloaders, which this has none of)."""
+        names = {"fit": "train", "validate": "val", "test": "test", "predict": "predict"}
+        envs = "".join(f"{names[stage]}_env={source!r}, " for stage, source in self.sources.items() if source)
+        return f"{type(self).__name__}({envs}n_envs={self.n_envs}, vectorization={self.vectorization!r})"
+
+    __str__ = __repr__
+
     # environments ---------------------------------------------------------------------------------
     @property
     def rank(self) -> int:

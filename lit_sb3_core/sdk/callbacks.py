@@ -41,9 +41,11 @@ __all__ = [
     "MaskableEvalCallback",
     "ProgressBarCallback",
     "RLCallback",
+    "StableBaselines3Callback",
     "StopTrainingOnMaxEpisodes",
     "StopTrainingOnNoModelImprovement",
     "StopTrainingOnRewardThreshold",
+    "is_stable_baselines3_callback",
 ]
 
 
@@ -163,6 +165,48 @@ class RLCallback(Callback):
 
 
 BaseCallback = RLCallback  # SB3's name
+
+
+def is_stable_baselines3_callback(obj: Any) -> bool:
+    """Whether ``obj`` is a callback of the real ``stable_baselines3`` package (checked by class, no import)."""
+    return any(
+        klass.__name__ == "BaseCallback" and klass.__module__ == "stable_baselines3.common.callbacks"
+        for klass in type(obj).__mro__
+    )
+
+
+class StableBaselines3Callback(RLCallback):
+    """Runs a callback written for the real ``stable_baselines3`` package, such as wandb's ``WandbCallback``.
+
+    Such callbacks subclass SB3's own ``BaseCallback``; they speak the same protocol as ``RLCallback``
+    (``init_callback``, ``on_training_start``, ``update_locals``, ``on_step``, ...), so this forwards each call
+    to it with the lit-sb3 model, its SB3 VecEnv view and its SB3 logger.
+    """
+
+    def __init__(self, callback: Any) -> None:
+        super().__init__(getattr(callback, "verbose", 0))
+        self.callback = callback
+
+    def _init_callback(self) -> None:
+        self.callback.init_callback(self.model)
+
+    def _on_training_start(self) -> None:
+        self.callback.on_training_start(self.locals, self.globals)
+
+    def _on_rollout_start(self) -> None:
+        self.callback.on_rollout_start()
+
+    def update_child_locals(self, locals_: dict[str, Any]) -> None:
+        self.callback.update_locals(locals_)
+
+    def _on_step(self) -> bool:
+        return bool(self.callback.on_step())
+
+    def _on_rollout_end(self) -> None:
+        self.callback.on_rollout_end()
+
+    def _on_training_end(self) -> None:
+        self.callback.on_training_end()
 
 
 def _learn_locals(trainer: L.Trainer, model: Any) -> dict[str, Any]:

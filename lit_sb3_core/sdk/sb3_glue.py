@@ -206,7 +206,11 @@ def _as_lightning_callbacks(callback: Any) -> list[Any]:
     """SB3's ``callback=`` argument: a callback, a list of them, or a function ``fn(locals, globals)``."""
     from lightning.pytorch.callbacks import Callback
 
-    from lit_sb3_core.sdk.callbacks import FunctionCallback
+    from lit_sb3_core.sdk.callbacks import (
+        FunctionCallback,
+        StableBaselines3Callback,
+        is_stable_baselines3_callback,
+    )
 
     if callback is None:
         return []
@@ -215,12 +219,14 @@ def _as_lightning_callbacks(callback: Any) -> list[Any]:
     for item in items:
         if isinstance(item, Callback):
             converted.append(item)
+        elif is_stable_baselines3_callback(item):  # e.g. wandb's WandbCallback
+            converted.append(StableBaselines3Callback(item))
         elif callable(item):
             converted.append(FunctionCallback(item))
         else:
             raise TypeError(
-                f"callback must be a Lightning/lit-sb3 callback, a list of them, or a function "
-                f"fn(locals, globals) -> bool; got {type(item).__name__}."
+                "callback must be a Lightning/lit-sb3 callback, a stable_baselines3 callback, a list of them, or "
+                f"a function fn(locals, globals) -> bool; got {type(item).__name__}."
             )
     return converted
 

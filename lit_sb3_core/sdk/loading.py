@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
-from lit_sb3_core.engine.model_file import load_model
+from lit_sb3_core.engine import model_file
 from lit_sb3_core.sdk.algorithm import RLAlgorithm
 
 __all__ = ["load"]
@@ -32,10 +32,9 @@ def load(
     """
     return cast(
         RLAlgorithm,
-        load_model(
+        model_file.load(
             path,
             env=env,
-            expected_cls=None,
             device=device,
             custom_objects=custom_objects,
             print_system_info=print_system_info,

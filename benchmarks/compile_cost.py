@@ -29,7 +29,7 @@ clock = time.thread_time  # one torch thread; other processes' load does not cou
 def dqn_step(batch: int = 32) -> tuple[Callable[[], Any], str]:
     from gymnasium import spaces
 
-    from lit_sb3_core.nets.off_policy import QNetwork
+    from lit_sb3_core.nets.off_policy_policies import QNetwork
     from lit_sb3_core.nets.torch_layers import FlattenExtractor
 
     space = spaces.Box(-1, 1, (4,))
@@ -55,7 +55,7 @@ def dqn_step(batch: int = 32) -> tuple[Callable[[], Any], str]:
 def sac_step(batch: int = 256) -> tuple[Callable[[], Any], str]:
     from gymnasium import spaces
 
-    from lit_sb3_core.nets.off_policy import ContinuousCritic, SquashedGaussianActor
+    from lit_sb3_core.nets.off_policy_policies import ContinuousCritic, SquashedGaussianActor
     from lit_sb3_core.nets.torch_layers import FlattenExtractor
 
     space = spaces.Box(-1, 1, (3,))

@@ -14,7 +14,7 @@ Three patterns, each in this process, one after another:
 Memory is sampled after ``gc.collect()``. Growth is measured from the end of a warm-up (the first quarter
 of the samples: allocator pools, lazily-touched replay buffer pages and torch's caches fill up there) to the
 end, and reported in MB and live objects, in total and per 100k steps. Replay buffers are sized to fill
-during the warm-up, so their pages do not count as growth. ``tests/test_faults_endurance.py`` runs a
+during the warm-up, so their pages do not count as growth. ``tests/engine/test_faults_endurance.py`` runs a
 CI-sized version of the same measurement with a generous bound.
 """
 

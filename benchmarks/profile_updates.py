@@ -128,7 +128,7 @@ VARIANTS = {"before": (False, False), "after": (True, False), "batched": (True, 
 def variant(name: str) -> Iterator[None]:
     """Switch the optimised paths as ``VARIANTS[name]`` says, for the block."""
     import lit_sb3_core.sdk.fast_path as algorithm
-    from lit_sb3_core.nets.off_policy import ContinuousCritic
+    from lit_sb3_core.nets.off_policy_policies import ContinuousCritic
 
     direct, batched = VARIANTS[name]
     saved = algorithm.direct_step, ContinuousCritic.batch_on_cpu

@@ -13,7 +13,7 @@ from typing import Any
 
 import lit_sb3_core
 from lit_sb3_core import __version__ as __version__
-from lit_sb3_core.foundation.names import FIRST_PARTY, SB3_BUFFER_CLASS_NAMES, SB3_CLASS_NAMES
+from lit_sb3_core.foundation.first_party import FIRST_PARTY, SB3_BUFFER_CLASS_NAMES, SB3_CLASS_NAMES
 
 # Built from core's list so the two never drift apart; a test checks every name resolves.
 __all__ = [*lit_sb3_core.__all__, *SB3_CLASS_NAMES, *SB3_BUFFER_CLASS_NAMES]

@@ -5,6 +5,7 @@ would expect (``KeyError`` for an unknown name, ``ValueError`` for a bad value, 
 missing plugin), so existing ``except`` clauses keep working::
 
     LitSb3Error(Exception)
+    ├── CliError                               bad input to a lit-sb3 command (exit status 2)
     ├── RegistryError                          the registry could not answer
     │   ├── UnknownNameError(KeyError)         no algorithm/policy/callback/buffer by that name
     │   ├── AmbiguousNameError(KeyError)       a bare name that two plugins provide
@@ -31,6 +32,7 @@ from typing import Any
 
 __all__ = [
     "AmbiguousNameError",
+    "CliError",
     "ConfigurationError",
     "DisallowedNameError",
     "DuplicateNameError",
@@ -67,6 +69,10 @@ class LitSb3Error(Exception):
         # Subclasses take structured constructor arguments; pickle by state so errors survive
         # multiprocessing (async vector envs, DDP workers).
         return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+
+class CliError(LitSb3Error):
+    """Bad input to a command: printed as one ``lit-sb3 <command>: error: ...`` line, exit status 2."""
 
 
 class RegistryError(LitSb3Error):

@@ -123,7 +123,7 @@ def lit_sb3_register_callbacks(registry: CallbackRegistrar) -> None:
 
             @hookimpl
             def lit_sb3_register_callbacks(registry):
-                registry.add("eval", "lit_sb3_core.sdk.callbacks:EvalCallback",
+                registry.add("eval", "lit_sb3_core.sb3.callbacks:EvalCallback",
                              description="Evaluate the policy every n steps")
     """
 

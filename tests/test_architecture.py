@@ -20,18 +20,36 @@ LAYERS: dict[str, int] = {
     "lit_sb3_core.registry": 1,
     "lit_sb3_core.nets": 2,
     "lit_sb3_core.data": 2,
-    "lit_sb3_core.engine": 3,
-    "lit_sb3_core.sdk": 4,
-    "lit_sb3_core.cli": 5,
-    "lit_sb3_core.testing": 5,
-    "lit_sb3_core.__main__": 5,
+    "lit_sb3_core.envs": 3,
+    # SB3's VecEnv API and its views sit with the env stack (no torch, no Lightning), so that the stack
+    # takes an SB3 VecEnv as an env source; the rest of sb3/ (SB3 files, logger, the SB3 parts of
+    # RLAlgorithm) sits above the engine, below the SDK.
+    "lit_sb3_core.sb3.vec_env": 3,
+    "lit_sb3_core.sb3.vec_env_views": 3,
+    "lit_sb3_core.engine": 4,
+    "lit_sb3_core.sb3": 5,
+    "lit_sb3_core.sdk": 6,
+    "lit_sb3_core.cli": 7,
+    "lit_sb3_core.testing": 7,
+    "lit_sb3_core.__main__": 7,
     # The package's __init__: the user API, lazy exports (strings) of every layer. The CLI and the
     # conformance kit use the library as a user does, through it.
-    "lit_sb3_core": 5,
+    "lit_sb3_core": 7,
 }
-LAYER_NAMES = ["foundation", "registry", "nets / data", "engine", "sdk", "cli / testing / user API"]
+LAYER_NAMES = [
+    "foundation",
+    "registry",
+    "nets / data",
+    "envs (+ sb3 VecEnv views)",
+    "engine",
+    "sb3",
+    "sdk",
+    "cli / testing / user API",
+]
 # Sibling layers that must stay independent of each other.
 INDEPENDENT = [("lit_sb3_core.nets", "lit_sb3_core.data"), ("lit_sb3_core.cli", "lit_sb3_core.testing")]
+# Packages that must not import Lightning (async env workers import them; see DEVELOPERS.md).
+NO_LIGHTNING = ["lit_sb3_core.envs", "lit_sb3_core.sb3.vec_env", "lit_sb3_core.sb3.vec_env_views"]
 
 
 def module_name(path: Path) -> str:
@@ -144,3 +162,72 @@ def test_the_checker_sees_imports_inside_functions_and_type_checking_blocks(tmp_
         "lit_sb3_core.sdk.algorithm",
         "lit_sb3_core.nets.torch_layers",
     }
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in SOURCES if any(module_name(p).startswith(key) for key in NO_LIGHTNING)],
+    ids=lambda p: str(p.relative_to(CORE.parent)),
+)
+def test_the_env_stack_imports_no_lightning(path: Path) -> None:
+    """envs/ (and SB3's VecEnv views beside it) run in async env workers, which must not pay for Lightning."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    heavy = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            heavy += [
+                (node.lineno, a.name) for a in node.names if a.name.split(".")[0] in ("lightning", "torch")
+            ]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.split(".")[0] in ("lightning", "torch"):
+                heavy.append((node.lineno, node.module))
+    assert not heavy, f"{module_name(path)} imports {heavy}: the env stack stays free of torch and Lightning"
+
+
+def test_no_two_core_modules_share_a_basename() -> None:
+    """A basename names one module, so a traceback, a grep or ``-k`` points at one file."""
+    by_name: dict[str, list[str]] = {}
+    for path in SOURCES:
+        if path.name != "__init__.py":
+            by_name.setdefault(path.stem, []).append(module_name(path))
+    shared = {name: modules for name, modules in by_name.items() if len(modules) > 1}
+    assert not shared, f"module basenames used twice: {shared}"
+
+
+def test_every_package_of_the_map_exists() -> None:
+    for key in LAYERS:
+        assert _is_module(key), f"LAYERS names {key}, which is no module or package"
+
+
+# The facade lit_sb3/ names SB3's modules over the core: it imports the core's public surface, the SB3 room
+# (sb3/), and the building blocks SB3 names module for module (common.policies, common.torch_layers,
+# common.distributions, common.preprocessing, common.env_util, common.running_mean_std, ...). It never
+# reaches into the Lightning engine, the CLI, the conformance kits, the SDK's implementation modules or
+# the registry's internals.
+FACADE = CORE.parent / "lit_sb3"
+FACADE_MAY_IMPORT = {
+    "lit_sb3_core",
+    "lit_sb3_core.sdk",
+    "lit_sb3_core.errors",
+    "lit_sb3_core.hookspecs",
+    "lit_sb3_core._version",
+    "lit_sb3_core.registry.registry",  # DESIGN.md §3: the registry's functions
+}
+FACADE_MAY_IMPORT_UNDER = [
+    "lit_sb3_core.sb3",
+    "lit_sb3_core.envs",
+    "lit_sb3_core.nets",
+    "lit_sb3_core.data",
+    "lit_sb3_core.foundation",
+]
+
+
+@pytest.mark.parametrize("path", sorted(FACADE.rglob("*.py")), ids=lambda p: str(p.relative_to(CORE.parent)))
+def test_the_facade_imports_only_the_public_surface_and_sb3(path: Path) -> None:
+    wrong = [
+        f"line {line}: {imported}"
+        for line, imported in core_imports(path)
+        if imported not in FACADE_MAY_IMPORT
+        and not any(imported == key or imported.startswith(key + ".") for key in FACADE_MAY_IMPORT_UNDER)
+    ]
+    assert not wrong, f"{path.relative_to(CORE.parent)} imports core internals:\n" + "\n".join(wrong)

@@ -10,7 +10,7 @@ import pytest
 
 import lit_sb3
 import lit_sb3_core
-from lit_sb3_core.foundation.names import SB3_BUFFER_CLASS_NAMES, SB3_CLASS_NAMES
+from lit_sb3_core.foundation.first_party import SB3_BUFFER_CLASS_NAMES, SB3_CLASS_NAMES
 
 HEAVY = ("torch", "lightning", "gymnasium")
 

@@ -7,7 +7,7 @@ terminations and truncations for the same seed and actions; frames within a grey
 
 from __future__ import annotations
 
-from lit_sb3_core.engine.atari import (
+from lit_sb3_core.envs.atari import (
     AtariWrapper,
     ClipRewardEnv,
     EpisodicLifeEnv,

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from lit_sb3_core.sdk.algorithm import RLAlgorithm as BaseAlgorithm
+from lit_sb3_core.sdk import RLAlgorithm as BaseAlgorithm
 
 __all__ = ["BaseAlgorithm"]

@@ -1,12 +1,12 @@
 """``stable_baselines3.common.callbacks``: SB3's callbacks, called after every environment step.
 
-They are Lightning callbacks too (``lit_sb3_core.sdk.callbacks``), so they also go to
+They are Lightning callbacks too (``lit_sb3_core.sb3.callbacks``), so they also go to
 ``RLTrainer(callbacks=[...])``. ``BaseCallback`` is ``lit_sb3_core.sdk.RLCallback``.
 """
 
 from __future__ import annotations
 
-from lit_sb3_core.sdk.callbacks import (
+from lit_sb3_core.sb3.callbacks import (
     BaseCallback,
     CallbackList,
     CheckpointCallback,

@@ -1,7 +1,7 @@
 """SB3's ``check_env``: check a custom env before training on it.
 
 The API check is the one lit-sb3 runs on the first ``reset`` and ``step`` of every env it trains or
-evaluates on (``lit_sb3_core.engine.guards.CheckedEnv``: return types, observations inside the observation
+evaluates on (``lit_sb3_core.envs.guards.CheckedEnv``: return types, observations inside the observation
 space, the old Gym API), so a problem found here reads exactly as it would at the start of training.
 With ``warn=True`` it also warns, as SB3 does, about choices that work but train badly.
 """
@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from lit_sb3_core.engine.guards import CheckedEnv
+from lit_sb3_core.envs.guards import CheckedEnv
 from lit_sb3_core.errors import EnvError
 
 __all__ = ["check_env"]

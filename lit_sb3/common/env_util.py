@@ -9,9 +9,9 @@ from typing import Any
 import gymnasium as gym
 
 from lit_sb3.common.monitor import Monitor
-from lit_sb3_core.engine.envs import make_env_by_id
-from lit_sb3_core.engine.sb3_vec_env import VecEnv
-from lit_sb3_core.engine.vec_env_views import is_wrapped
+from lit_sb3_core.envs.make import make_env_by_id
+from lit_sb3_core.sb3.vec_env import VecEnv
+from lit_sb3_core.sb3.vec_env_views import is_wrapped
 
 __all__ = ["is_wrapped", "make_atari_env", "make_vec_env", "unwrap_wrapper"]
 

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from lit_sb3_core.engine.evaluation import evaluate_policy
+from lit_sb3_core import evaluate_policy
 
 __all__ = ["evaluate_policy"]

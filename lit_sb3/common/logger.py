@@ -1,12 +1,12 @@
 """``stable_baselines3.common.logger``: SB3's logger, writing through Lightning loggers.
 
 ``csv`` and ``tensorboard`` are Lightning's ``CSVLogger`` and ``TensorBoardLogger``; ``stdout``, ``log`` and
-``json`` are SB3's text formats. See ``lit_sb3_core.engine.sb3_logger``.
+``json`` are SB3's text formats. See ``lit_sb3_core.sb3.logger``.
 """
 
 from __future__ import annotations
 
-from lit_sb3_core.engine.sb3_logger import (
+from lit_sb3_core.sb3.logger import (
     DEBUG,
     DISABLED,
     ERROR,

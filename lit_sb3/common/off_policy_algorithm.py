@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from lit_sb3_core.sdk.off_policy import OffPolicyAlgorithm
+from lit_sb3_core.sdk import OffPolicyAlgorithm
 
 __all__ = ["OffPolicyAlgorithm"]

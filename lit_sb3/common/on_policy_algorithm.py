@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from lit_sb3_core.sdk.on_policy import OnPolicyAlgorithm
+from lit_sb3_core.sdk import OnPolicyAlgorithm
 
 __all__ = ["OnPolicyAlgorithm"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from lit_sb3._sb3_style import ACTOR_CRITIC_ORDER, sb3_signature
 from lit_sb3_core.nets import actor_critic as _core
-from lit_sb3_core.nets.off_policy import ContinuousCritic
+from lit_sb3_core.nets.off_policy_policies import ContinuousCritic
 from lit_sb3_core.nets.policy_api import PolicyAPI
 
 __all__ = [

@@ -10,8 +10,8 @@ from typing import Any
 
 from torch import nn
 
-from lit_sb3_core.nets.off_policy import actor_critic_arch
-from lit_sb3_core.nets.off_policy import create_mlp as _create_mlp
+from lit_sb3_core.nets.off_policy_policies import actor_critic_arch
+from lit_sb3_core.nets.off_policy_policies import create_mlp as _create_mlp
 from lit_sb3_core.nets.torch_layers import (
     BaseFeaturesExtractor,
     CombinedExtractor,

@@ -17,7 +17,7 @@ import torch as th
 
 from lit_sb3_core.data.replay_buffer import ReplaySamples
 from lit_sb3_core.data.rollout_buffer import RolloutBatch
-from lit_sb3_core.engine.sb3_vec_env import VecEnv
+from lit_sb3_core.sb3.vec_env import VecEnv
 
 __all__ = [
     "AtariResetReturn",

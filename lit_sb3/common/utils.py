@@ -23,7 +23,7 @@ from gymnasium import spaces
 from lit_sb3_core._version import __version__
 from lit_sb3_core.foundation.spaces import obs_to_tensor
 from lit_sb3_core.nets.losses import quantile_huber_loss
-from lit_sb3_core.nets.off_policy import polyak_update
+from lit_sb3_core.nets.off_policy_policies import polyak_update
 
 Schedule = Callable[[float], float]
 
@@ -83,7 +83,7 @@ def get_device(device: torch.device | str = "auto") -> torch.device:
 
 def get_latest_run_id(log_path: str = "", log_name: str = "") -> int:
     """The largest N among ``<log_path>/<log_name>_<N>`` folders (0 when there are none)."""
-    from lit_sb3_core.engine.trainer import next_run_id  # lightning: only when asked
+    from lit_sb3_core.foundation.files import next_run_id
 
     return next_run_id(Path(log_path), log_name) - 1
 
@@ -192,7 +192,7 @@ def update_learning_rate(optimizer: torch.optim.Optimizer, learning_rate: float)
 # math --------------------------------------------------------------------------------------------------
 def explained_variance(y_pred: np.ndarray, y_true: np.ndarray) -> float:
     """1 - Var[y_true - y_pred] / Var[y_true] (NaN when y_true is constant)."""
-    from lit_sb3_core.sdk.on_policy import explained_variance as _explained_variance  # lightning: when asked
+    from lit_sb3_core.sdk import explained_variance as _explained_variance  # lightning: when asked
 
     pred = torch.as_tensor(np.asarray(y_pred, dtype=np.float64))
     true = torch.as_tensor(np.asarray(y_true, dtype=np.float64))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lit_sb3 import DQN as _Algorithm
 from lit_sb3._sb3_style import off_policy_policy
-from lit_sb3_core.nets.off_policy import QNetwork
+from lit_sb3_core.nets.off_policy_policies import QNetwork
 
 __all__ = ["CnnPolicy", "DQNPolicy", "MlpPolicy", "MultiInputPolicy", "QNetwork"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lit_sb3 import SAC as _Algorithm
 from lit_sb3._sb3_style import off_policy_policy
-from lit_sb3_core.nets.off_policy import SquashedGaussianActor as Actor
+from lit_sb3_core.nets.off_policy_policies import SquashedGaussianActor as Actor
 
 __all__ = ["Actor", "CnnPolicy", "MlpPolicy", "MultiInputPolicy", "SACPolicy"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lit_sb3 import TD3 as _Algorithm
 from lit_sb3._sb3_style import off_policy_policy
-from lit_sb3_core.nets.off_policy import DeterministicActor as Actor
+from lit_sb3_core.nets.off_policy_policies import DeterministicActor as Actor
 
 __all__ = ["Actor", "CnnPolicy", "MlpPolicy", "MultiInputPolicy", "TD3Policy"]
 

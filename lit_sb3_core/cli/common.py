@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import sys
 
+from lit_sb3_core.errors import CliError  # in the LitSb3Error tree; importable from here as before
+
 __all__ = ["CliError", "is_user_error", "report_error"]
-
-
-class CliError(Exception):
-    """Bad input to a command: printed as one ``lit-sb3 <command>: error: ...`` line, exit status 2."""
 
 
 def is_user_error(error: BaseException) -> bool:
     """Errors that describe bad input (unknown names, ids, files), shown without a traceback."""
     from lit_sb3_core.errors import LitSb3Error
 
-    if isinstance(error, (CliError, LitSb3Error, FileNotFoundError)):
+    if isinstance(error, (LitSb3Error, FileNotFoundError)):
         return True
     # gymnasium's errors (an unknown env id, a missing optional dependency), without importing gymnasium.
     return type(error).__module__.startswith("gymnasium.error")

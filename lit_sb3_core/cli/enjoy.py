@@ -249,7 +249,7 @@ def _has_display() -> bool:
 def _make_env(env_id: str, kwargs: dict[str, Any], render_mode: str | None) -> Any:
     import gymnasium as gym
 
-    from lit_sb3_core.engine.envs import make_env_by_id
+    from lit_sb3_core.envs.make import make_env_by_id
 
     if render_mode is not None:
         kwargs = {**kwargs, "render_mode": render_mode}

@@ -46,8 +46,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from lit_sb3_core.engine.envs import make_vector_env
     from lit_sb3_core.engine.evaluation import evaluate_policy
+    from lit_sb3_core.envs.make import make_vector_env
 
     check_model_path(args.model)
     env = make_vector_env(args.env, args.n_envs, env_kwargs=parse_env_kwargs(args.env_kwargs))

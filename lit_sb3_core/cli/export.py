@@ -1,6 +1,6 @@
 """``lit-sb3 export MODEL.zip --format onnx|torchscript|torch-export [--out FILE]``: a deployable policy.
 
-The exported graph takes raw observations and returns env actions (see ``lit_sb3_core.engine.export``),
+The exported graph takes raw observations and returns env actions (see ``lit_sb3_core.engine.exporters``),
 so it runs with onnxruntime (or libtorch) alone, without lit-sb3.
 """
 
@@ -41,7 +41,7 @@ def run_export(args: argparse.Namespace) -> int:
     import importlib.util
 
     from lit_sb3_core.cli.evaluate import load_model_file
-    from lit_sb3_core.engine.export import METADATA_NAME, default_export_path
+    from lit_sb3_core.engine.exporters import METADATA_NAME, default_export_path
 
     check_model_path(args.model)
     if args.format == "onnx" and importlib.util.find_spec("onnx") is None:

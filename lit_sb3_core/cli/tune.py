@@ -177,7 +177,7 @@ def run_tune(args: argparse.Namespace) -> int:
     import torch
 
     from lit_sb3_core.cli.zoo_layout import parse_key_values
-    from lit_sb3_core.engine.envs import make_env_by_id
+    from lit_sb3_core.envs.make import make_env_by_id
     from lit_sb3_core.registry.registry import get_algo_class
 
     for name in ("trials", "steps", "evals", "eval_episodes", "n_envs", "threads"):
@@ -265,8 +265,8 @@ def _make_evaluator(trial: Any, args: argparse.Namespace) -> Any:
     """
     from lightning.pytorch.callbacks import Callback
 
-    from lit_sb3_core.engine.envs import make_vector_env
     from lit_sb3_core.engine.evaluation import evaluate_policy
+    from lit_sb3_core.envs.make import make_vector_env
 
     class TrialEvaluation(Callback):
         def __init__(self) -> None:

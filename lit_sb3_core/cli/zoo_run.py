@@ -22,9 +22,10 @@ from lit_sb3_core.cli.common import CliError
 from lit_sb3_core.cli.zoo_layout import env_folder_name, latest_run_id, parse_key_values
 from lit_sb3_core.engine.datamodule import RLEnvDataModule
 from lit_sb3_core.engine.model_file import load_model
-from lit_sb3_core.engine.trainer import RLTrainer, next_run_id
+from lit_sb3_core.engine.trainer import RLTrainer
 from lit_sb3_core.engine.tuned import split_tuned, tuned_key
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.files import next_run_id
 from lit_sb3_core.registry.registry import get_algo_class
 
 __all__ = ["EvaluationEnv", "EvaluationFiles", "ZooRun"]
@@ -184,7 +185,7 @@ class ZooRun:
         return model
 
     def callbacks(self, run: Path, n_envs: int) -> list[Callback]:
-        from lit_sb3_core.sdk.callbacks import CheckpointCallback
+        from lit_sb3_core.sb3.callbacks import CheckpointCallback
 
         callbacks: list[Callback] = []
         if self.args.eval_freq > 0:
@@ -276,7 +277,7 @@ class EvaluationEnv:
         self.env_id, self.kwargs = env_id, dict(kwargs)
 
     def __call__(self, **_training_kwargs: Any) -> Any:
-        from lit_sb3_core.engine.envs import make_env_by_id
+        from lit_sb3_core.envs.make import make_env_by_id
 
         return make_env_by_id(self.env_id, self.kwargs)
 

@@ -12,13 +12,13 @@ from gymnasium.vector import VectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from lit_sb3_core.data.normalization import parse_normalize
-from lit_sb3_core.engine.atari import AtariPreset, atari_env_kwargs, parse_atari, require_atari
-from lit_sb3_core.engine.envs import EnvSource, WrapperLike, make_vector_env
-from lit_sb3_core.engine.episodes import RecordInnerEpisodeStatistics, records_episodes
-from lit_sb3_core.engine.guards import CheckFinite
-from lit_sb3_core.engine.vec_env_views import find_vec_wrapper
-from lit_sb3_core.engine.vector_envs import DEFAULT_STEP_TIMEOUT_S, check_step_timeout
+from lit_sb3_core.envs.atari import AtariPreset, atari_env_kwargs, parse_atari, require_atari
+from lit_sb3_core.envs.episodes import RecordInnerEpisodeStatistics, records_episodes
+from lit_sb3_core.envs.guards import CheckFinite
+from lit_sb3_core.envs.make import EnvSource, WrapperLike, make_vector_env
+from lit_sb3_core.envs.vector_envs import DEFAULT_STEP_TIMEOUT_S, check_step_timeout
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.sb3.vec_env_views import find_vec_wrapper
 
 Stage = Literal["fit", "validate", "test", "predict"]
 
@@ -59,7 +59,7 @@ class RLEnvDataModule(L.LightningDataModule):
         vectorization: ``"sync"`` (in-process, best for fast envs), ``"async"`` (one process per env) or
             ``"envpool"`` (envpool's C++ pool, for the ids envpool has: classic control, MuJoCo, Atari with
             ``atari=True``; the ``envpool`` extra). envpool keeps the SAME_STEP semantics of the others
-            (``lit_sb3_core.engine.envpool_env``); ``env_kwargs`` are then envpool's config keys and
+            (``lit_sb3_core.envs.envpool_env``); ``env_kwargs`` are then envpool's config keys and
             ``wrappers`` are refused. Evaluation envs are always gymnasium's.
         env_kwargs: keyword arguments for ``gymnasium.make`` or the factory.
         wrappers: callables applied to each single env (``gymnasium.Wrapper`` classes work).
@@ -220,7 +220,7 @@ class RLEnvDataModule(L.LightningDataModule):
         return env
 
     def _envpool_env(self, source: EnvSource) -> VectorEnv:
-        from lit_sb3_core.engine.envpool_env import EnvpoolVectorEnv
+        from lit_sb3_core.envs.envpool_env import EnvpoolVectorEnv
 
         if not isinstance(source, str):
             raise ConfigurationError(
@@ -242,7 +242,7 @@ class RLEnvDataModule(L.LightningDataModule):
         if isinstance(source, VectorEnv):
             raise ConfigurationError(
                 "atari=True wraps the single envs RLEnvDataModule builds; it cannot wrap a VectorEnv you built. "
-                "Pass the env id (or a factory) instead, or apply lit_sb3_core.engine.atari.AtariPreset yourself."
+                "Pass the env id (or a factory) instead, or apply lit_sb3_core.envs.atari.AtariPreset yourself."
             )
         env_kwargs = self.env_kwargs
         if isinstance(source, str):

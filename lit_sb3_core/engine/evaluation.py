@@ -10,8 +10,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv
 
-from lit_sb3_core.engine.envs import make_vector_env
-from lit_sb3_core.engine.episodes import finished_episodes, records_episodes
+from lit_sb3_core.envs.episodes import finished_episodes, records_episodes
+from lit_sb3_core.envs.make import make_vector_env
 from lit_sb3_core.errors import ConfigurationError
 
 __all__ = ["evaluate_policy"]

@@ -11,7 +11,7 @@ same whichever way it is loaded.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import torch
@@ -29,12 +29,20 @@ __all__ = [
     "check_spaces",
     "check_state_against",
     "check_tensor_values",
+    "is_sb3_archive",
     "rebuild_error",
     "refuse",
 ]
 
 MAX_COUNTER = 2**62
 _NORMALIZATION_KEYS = {"observation", "reward", "clip_obs", "clip_reward", "gamma", "epsilon"}
+
+
+def is_sb3_archive(names: Iterable[str]) -> bool:
+    """Whether a zip's member names are those of a Stable-Baselines3 model file (``data`` and
+    ``policy.pth``, no lit-sb3 ``metadata.json``). Here, not in ``sb3/``, because ``load`` asks it first."""
+    names = set(names)
+    return "data" in names and "policy.pth" in names and "metadata.json" not in names
 
 
 def refuse(source: str, field: str | None, problem: str) -> ModelFileError:

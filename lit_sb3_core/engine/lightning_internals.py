@@ -1,7 +1,7 @@
 """Where lit-sb3 relies on Lightning beyond its documented API: every such use, in one place, with its reason.
 
 The rest of the core uses Lightning's public API only. Each entry here has a test in
-``tests/test_lightning_internals.py`` that fails when the installed Lightning changes what the entry relies
+``tests/engine/test_lightning_internals.py`` that fails when the installed Lightning changes what the entry relies
 on, so an upgrade breaks loudly here rather than quietly in a training loop.
 
 ``count_optimizer_step``

@@ -41,6 +41,7 @@ from lit_sb3_core.engine.file_checks import (
     check_spaces,
     check_state_against,
     check_tensor_values,
+    is_sb3_archive,
     rebuild_error,
     refuse,
 )
@@ -466,7 +467,7 @@ def load_model(
     dtypes), so a tampered file cannot allocate more than the model, and weights that are not floating
     point where the model's are, or not finite, are refused.
 
-    A Stable-Baselines3 file goes to ``expected_cls.load_sb3`` (see ``lit_sb3_core.engine.sb3_files``).
+    A Stable-Baselines3 file goes to ``expected_cls.load_sb3`` (see ``lit_sb3_core.sb3.model_zip``).
     ``custom_objects`` replace stored values (SB3's semantics): constructor arguments and spaces by name,
     other keys (``lr_schedule``) as attributes of the built model; ``overrides`` change constructor
     arguments too. ``device`` replaces the stored device unless it is ``None`` or ``"auto"``.
@@ -626,8 +627,6 @@ _NO_ATTRIBUTE = object()
 
 def _sb3_file(path: str | Path) -> Path | None:
     """The file at ``path`` (``.zip`` added as SB3 does) if it is a Stable-Baselines3 model file."""
-    from lit_sb3_core.engine.sb3_files import is_sb3_archive
-
     candidate = Path(path)
     if not candidate.exists() and not candidate.suffix:
         candidate = candidate.with_suffix(".zip")

@@ -1,7 +1,7 @@
 """What the engine needs from an algorithm: the trainer, evaluation and model files talk to an algorithm
 through this protocol only, so the engine never imports the SDK's base classes (which sit above it).
 
-``lit_sb3_core.sdk.RLAlgorithm`` implements it (``tests/test_protocol.py`` checks that it does, and mypy
+``lit_sb3_core.sdk.RLAlgorithm`` implements it (``tests/engine/test_protocol.py`` checks that it does, and mypy
 checks the assignment at the end of ``sdk/algorithm.py``). Every member is public: an algorithm written
 against another base class can be trained, evaluated and saved by the engine if it provides them.
 

@@ -31,6 +31,7 @@ from lit_sb3_core.engine.lightning_internals import set_validation_interval
 from lit_sb3_core.engine.progress import RLProgressBar
 from lit_sb3_core.engine.protocol import RLModel
 from lit_sb3_core.errors import ConfigurationError, LitSb3Error, ModelFileError
+from lit_sb3_core.foundation.files import next_run_id
 
 __all__ = ["RLTrainer"]
 
@@ -85,13 +86,6 @@ def _expected_warnings_hidden() -> Iterator[None]:
         for message in _EXPECTED_WARNINGS:
             warnings.filterwarnings("ignore", message=message)
         yield
-
-
-def next_run_id(log_root: Path, run_name: str) -> int:
-    """1 + the largest N among ``<log_root>/<run_name>_<N>`` folders (1 when there are none)."""
-    pattern = re.compile(rf"^{re.escape(run_name)}_(\d+)$")
-    found = [int(m.group(1)) for p in log_root.glob(f"{run_name}_*") if (m := pattern.match(p.name))]
-    return max(found, default=0) + 1
 
 
 class RLTrainer(L.Trainer):
@@ -442,7 +436,7 @@ class RLTrainer(L.Trainer):
             source = env if env is not None else (datamodule.get_env("predict") if datamodule else None)
             if source is None:
                 raise ValueError("RLTrainer.predict needs observation=..., or env=/datamodule= to reset one.")
-            from lit_sb3_core.engine.envs import make_vector_env
+            from lit_sb3_core.envs.make import make_vector_env
 
             vec_env = make_vector_env(source, 1) if not hasattr(source, "num_envs") else source
             observation, _ = vec_env.reset()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from lit_sb3_core.engine.atari import is_atari_id
+from lit_sb3_core.envs.atari import is_atari_id
 from lit_sb3_core.errors import ConfigurationError
 
 __all__ = ["split_tuned", "tuned_hyperparameters", "tuned_key"]

@@ -1,4 +1,4 @@
-"""Atomic file writes: a save that fails or is killed never destroys the file it replaces.
+"""Atomic file writes (a save that fails or is killed never destroys the file it replaces), and run folders.
 
 Every file lit-sb3 writes (model files, replay buffers, Lightning checkpoints) goes through
 :func:`write_atomically`: the data goes to a temporary file in the target's own folder (same filesystem,
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-__all__ = ["remove_stale_temporaries", "write_atomically"]
+__all__ = ["next_run_id", "remove_stale_temporaries", "write_atomically"]
 
 _TEMPORARY = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")
 
@@ -100,3 +100,10 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def next_run_id(log_root: Path, run_name: str) -> int:
+    """1 + the largest N among ``<log_root>/<run_name>_<N>`` folders (1 when there are none)."""
+    pattern = re.compile(rf"^{re.escape(run_name)}_(\d+)$")
+    found = [int(m.group(1)) for p in log_root.glob(f"{run_name}_*") if (m := pattern.match(p.name))]
+    return max(found, default=0) + 1

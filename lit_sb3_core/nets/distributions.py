@@ -9,7 +9,7 @@ score actions.
 gSDE (generalized State-Dependent Exploration, Raffin et al. 2021, https://arxiv.org/abs/2005.05719) also
 needs state that outlives one call, the sampled exploration matrices: ``StateDependentNoise`` holds it on
 the policy and makes ``StateDependentNoiseDistribution`` values. PPO/A2C use it unsquashed by default; SAC's
-actor (``lit_sb3_core.nets.off_policy.SquashedGaussianActor(use_sde=True)``) uses the tanh-squashed
+actor (``lit_sb3_core.nets.off_policy_policies.SquashedGaussianActor(use_sde=True)``) uses the tanh-squashed
 variant with learned features and ``sample_and_log_prob``.
 """
 

@@ -34,7 +34,7 @@ _CALLBACKS = {
 @hookimpl
 def lit_sb3_register_callbacks(registry):
     for name, (cls, description) in _CALLBACKS.items():
-        registry.add(name, f"lit_sb3_core.sdk.callbacks:{cls}", description=description)
+        registry.add(name, f"lit_sb3_core.sb3.callbacks:{cls}", description=description)
 
 
 # torch.nn activations that take no required argument; registered under the lower-case class name.

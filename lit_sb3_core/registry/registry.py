@@ -23,7 +23,7 @@ from lit_sb3_core.errors import (
     TargetImportError,
     UnknownNameError,
 )
-from lit_sb3_core.foundation.names import FIRST_PARTY, SB3_CLASS_NAMES
+from lit_sb3_core.foundation.first_party import FIRST_PARTY, SB3_CLASS_NAMES
 from lit_sb3_core.registry import plugins as _plugins
 from lit_sb3_core.registry.plugins import USER_PLUGIN, PluginInfo
 from lit_sb3_core.registry.registrars import Entry, normalize_name, normalize_target

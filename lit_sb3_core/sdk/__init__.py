@@ -34,8 +34,7 @@ from lit_sb3_core.data.replay_buffer import DictReplayBuffer, ReplayBuffer, Repl
 from lit_sb3_core.data.rollout_buffer import RolloutBatch, RolloutBuffer, compute_gae
 from lit_sb3_core.engine.datamodule import RLEnvDataModule
 from lit_sb3_core.engine.evaluation import evaluate_policy
-from lit_sb3_core.engine.export import DeterministicPolicy, PolicyModule
-from lit_sb3_core.engine.sb3_files import SB3Fields, SB3File
+from lit_sb3_core.engine.exporters import DeterministicPolicy, PolicyModule
 from lit_sb3_core.engine.trainer import RLTrainer
 from lit_sb3_core.engine.tuned import tuned_hyperparameters
 from lit_sb3_core.errors import ConfigurationError, LitSb3Error, UnknownNameError
@@ -89,7 +88,7 @@ from lit_sb3_core.nets.distributions import (
     make_distribution,
 )
 from lit_sb3_core.nets.losses import quantile_huber_loss
-from lit_sb3_core.nets.off_policy import (
+from lit_sb3_core.nets.off_policy_policies import (
     LOG_STD_MAX,
     LOG_STD_MIN,
     ContinuousCritic,
@@ -114,13 +113,14 @@ from lit_sb3_core.nets.torch_layers import (
     NetArch,
 )
 from lit_sb3_core.registry.names import resolve_named_class
+from lit_sb3_core.sb3.callbacks import RLCallback
+from lit_sb3_core.sb3.file_hooks import SB3FileHooks, rename_sb3_keys
+from lit_sb3_core.sb3.model_zip import SB3Fields, SB3File
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, make_optimizer, set_random_seed
-from lit_sb3_core.sdk.callbacks import RLCallback
 from lit_sb3_core.sdk.entropy_temperature import EntropyTemperature, parse_ent_coef
 from lit_sb3_core.sdk.loading import load
 from lit_sb3_core.sdk.off_policy import OffPolicyAlgorithm, TrainFreq, clip_grad_norm, parse_train_freq
 from lit_sb3_core.sdk.on_policy import OnPolicyAlgorithm, explained_variance
-from lit_sb3_core.sdk.sb3_files import SB3FileHooks, rename_sb3_keys
 
 __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     # base algorithms

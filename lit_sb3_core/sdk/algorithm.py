@@ -54,7 +54,10 @@ from lit_sb3_core.foundation.spaces import describe_space, is_image_space
 from lit_sb3_core.nets.actor_critic import class_to_string
 from lit_sb3_core.registry import registry as _registry
 from lit_sb3_core.registry.names import resolve_named_class
-from lit_sb3_core.sdk.callbacks import RLCallback
+from lit_sb3_core.sb3.attributes import SB3Attributes
+from lit_sb3_core.sb3.callbacks import RLCallback
+from lit_sb3_core.sb3.file_hooks import SB3FileHooks
+from lit_sb3_core.sb3.model_logger import SB3Logging
 from lit_sb3_core.sdk.checkpoint_state import CheckpointState
 from lit_sb3_core.sdk.evaluation_step import EvaluationSteps
 from lit_sb3_core.sdk.fast_path import FastPath
@@ -62,10 +65,7 @@ from lit_sb3_core.sdk.metric_logging import MetricLogging
 from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, make_optimizer
 from lit_sb3_core.sdk.policy_export import PolicyExport
 from lit_sb3_core.sdk.prediction import Prediction
-from lit_sb3_core.sdk.sb3_attributes import SB3Attributes
-from lit_sb3_core.sdk.sb3_files import SB3FileHooks
 from lit_sb3_core.sdk.sb3_glue import SB3Glue
-from lit_sb3_core.sdk.sb3_logging import SB3Logging
 from lit_sb3_core.sdk.step_callbacks import StepCallbacks
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ class RLAlgorithm(
     # "normalize" are run settings (datamodule/trainer), the rest constructor arguments. Used by the CLI.
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = {}
     # Whether the collection loop calls ``step_callbacks`` after every env step (SB3's callback rhythm);
-    # without it, SB3-style callbacks get one ``on_step`` per iteration (see lit_sb3_core.sdk.callbacks).
+    # without it, SB3-style callbacks get one ``on_step`` per iteration (see lit_sb3_core.sb3.callbacks).
     dispatches_step_callbacks: ClassVar[bool] = False
     # Whether RLEnvDataModule(normalize=...) is honoured (the algorithm calls normalize_obs/normalize_rewards).
     supports_normalization: ClassVar[bool] = False
@@ -218,7 +218,7 @@ class RLAlgorithm(
     @staticmethod
     def probe_spaces(env: Any) -> tuple[spaces.Space, spaces.Space]:
         from lit_sb3_core.engine.datamodule import RLEnvDataModule
-        from lit_sb3_core.engine.envs import EnvFactory
+        from lit_sb3_core.envs.make import EnvFactory
 
         env_kwargs: dict[str, Any] = {}
         wrappers: list[Any] = []
@@ -484,7 +484,7 @@ class RLAlgorithm(
         terminated, truncated = values.pop("terminated", None), values.pop("truncated", None)
         infos = values.get("infos")
         if isinstance(infos, dict) and terminated is not None and truncated is not None:
-            from lit_sb3_core.engine.vec_env_views import sb3_infos
+            from lit_sb3_core.sb3.vec_env_views import sb3_infos
 
             values["infos"] = sb3_infos(infos, terminated, truncated)
         values["env"] = self.get_env()

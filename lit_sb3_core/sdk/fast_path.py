@@ -172,7 +172,7 @@ def _mode_free_modules() -> frozenset[type]:
     """Module types whose forward ignores ``training`` (no dropout, no batch statistics)."""
     from torch import nn
 
-    from lit_sb3_core.nets import off_policy as networks
+    from lit_sb3_core.nets import off_policy_policies as networks
     from lit_sb3_core.nets.torch_layers import CombinedExtractor, FlattenExtractor, NatureCNN
 
     return frozenset(

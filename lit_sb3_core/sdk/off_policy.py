@@ -53,7 +53,7 @@ from lit_sb3_core.foundation.checks import check_at_most, check_fraction, check_
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
 from lit_sb3_core.nets.actor_critic import class_to_string
-from lit_sb3_core.nets.off_policy import OffPolicyPolicy
+from lit_sb3_core.nets.off_policy_policies import OffPolicyPolicy
 from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, clip_grad_norm, make_optimizer
 from lit_sb3_core.sdk.fast_path import plain_calls

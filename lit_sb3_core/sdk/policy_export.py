@@ -1,6 +1,6 @@
 """``export`` and its override point ``export_policy_module`` (a part of RLAlgorithm).
 
-The engine (``lit_sb3_core.engine.export``) writes the graph; the algorithm only says which module maps
+The engine (``lit_sb3_core.engine.exporters``) writes the graph; the algorithm only says which module maps
 observations to its policy's actions.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from lit_sb3_core.engine.export import DeterministicPolicy, PolicyModule, export_policy
+from lit_sb3_core.engine.exporters import DeterministicPolicy, PolicyModule, export_policy
 
 __all__ = ["PolicyExport"]
 
@@ -22,7 +22,7 @@ class PolicyExport:
 
         ``format`` is ``"onnx"``, ``"torchscript"`` or ``"torch-export"``; observation normalization, image
         scaling, action rescaling/clipping and argmax are part of the graph, so its outputs equal
-        ``predict(obs, deterministic=True)``. See ``lit_sb3_core.engine.export``. Returns the path.
+        ``predict(obs, deterministic=True)``. See ``lit_sb3_core.engine.exporters``. Returns the path.
         """
         self.require_policy()  # type: ignore[attr-defined]
         return export_policy(self, path, format, opset)

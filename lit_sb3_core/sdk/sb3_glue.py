@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import torch
 
-from lit_sb3_core.engine.envs import renders_rgb_arrays
 from lit_sb3_core.engine.lightning_internals import attached_trainer, ended_by_ctrl_c
+from lit_sb3_core.envs.make import renders_rgb_arrays
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk.part import AlgorithmPart
 
@@ -112,7 +112,7 @@ class SB3Glue(AlgorithmPart):
         wrappers included) or a view of the vector env built from an id, Env or factory; ``None`` without
         one. It exists as soon as the model has an env (constructor, ``set_env``, ``load(env=...)``) and is
         the env the next ``learn`` trains on. Algorithms step the gymnasium env underneath (``vector_env``)."""
-        from lit_sb3_core.engine.vec_env_views import as_sb3_vec_env
+        from lit_sb3_core.sb3.vec_env_views import as_sb3_vec_env
 
         env = self.vector_env
         if env is None:
@@ -206,7 +206,7 @@ def _as_lightning_callbacks(callback: Any) -> list[Any]:
     """SB3's ``callback=`` argument: a callback, a list of them, or a function ``fn(locals, globals)``."""
     from lightning.pytorch.callbacks import Callback
 
-    from lit_sb3_core.sdk.callbacks import (
+    from lit_sb3_core.sb3.callbacks import (
         FunctionCallback,
         StableBaselines3Callback,
         is_stable_baselines3_callback,

@@ -4,12 +4,12 @@ Lightning calls callbacks once per batch (an iteration, or several); SB3's ``Bas
 every ``env.step`` with the loop's local variables (``self.locals``), around every rollout
 (``on_rollout_start``/``on_rollout_end``), and stops training at the step where ``_on_step`` returns
 ``False``. :class:`StepCallbacks` holds the run's callbacks that follow that protocol
-(``lit_sb3_core.sdk.callbacks.RLCallback`` and its subclasses, found among the trainer's callbacks when
+(``lit_sb3_core.sb3.callbacks.RLCallback`` and its subclasses, found among the trainer's callbacks when
 training starts) and is what the loops call.
 
 It costs nothing when empty: a loop tests ``if callbacks:`` once per step and builds the locals only when
 there is someone to give them to (``RLAlgorithm.step_locals`` turns gymnasium's infos into SB3's list with
-``lit_sb3_core.engine.vec_env_views.sb3_infos``). An algorithm with its own loop calls the same three
+``lit_sb3_core.sb3.vec_env_views.sb3_infos``). An algorithm with its own loop calls the same three
 methods (see ARS).
 """
 

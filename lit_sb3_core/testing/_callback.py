@@ -90,7 +90,7 @@ class CallbackConformance(PluginConformance):
         """Assert that ``callback`` took part in the run that trained ``model``; override for more."""
         assert calls, (
             f"{type(callback).__name__} implements no Lightning hook (on_train_batch_end, ...): it can never run; "
-            "subclass lit_sb3_core.sdk.callbacks.RLCallback and implement _on_step"
+            "subclass lit_sb3_core.sb3.callbacks.RLCallback and implement _on_step"
         )
         assert any(calls.values()), f"none of {type(callback).__name__}'s hooks {sorted(calls)} was called"
 
@@ -111,7 +111,7 @@ class CallbackConformance(PluginConformance):
         callback = self.make_callback()
         assert isinstance(callback, Callback), (
             f"make_callback({self.callback_name!r}) gave a {type(callback).__name__}, not a Lightning Callback: "
-            "subclass lit_sb3_core.sdk.callbacks.RLCallback (or lightning.pytorch.callbacks.Callback)"
+            "subclass lit_sb3_core.sb3.callbacks.RLCallback (or lightning.pytorch.callbacks.Callback)"
         )
         again = make_callback(self.callback_name.upper(), **self.callback_kwargs)
         assert type(again) is type(callback), "callback names are looked up case-insensitively"

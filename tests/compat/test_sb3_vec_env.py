@@ -30,8 +30,8 @@ from lit_sb3.common.vec_env import (
     sync_envs_normalization,
     unwrap_vec_normalize,
 )
-from lit_sb3_core.engine.vec_env_views import as_sb3_vec_env, as_vector_env
 from lit_sb3_core.errors import ModelFileError, NonFiniteError
+from lit_sb3_core.sb3.vec_env_views import as_sb3_vec_env, as_vector_env
 
 
 def short_cartpole(max_episode_steps: int = 500) -> gym.Env:

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from lit_sb3_core.sdk.callbacks import MaskableEvalCallback
+from lit_sb3_core.sb3.callbacks import MaskableEvalCallback
 
 __all__ = ["MaskableEvalCallback"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lit_sb3_core.engine.evaluation import evaluate_policy as _evaluate_policy
+from lit_sb3_core import evaluate_policy as _evaluate_policy
 
 __all__ = ["evaluate_policy"]
 

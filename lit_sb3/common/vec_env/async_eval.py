@@ -16,8 +16,8 @@ from typing import Any
 import gymnasium as gym
 
 from lit_sb3.common.vec_env.subproc_vec_env import SubprocVecEnv
-from lit_sb3_core.engine.sb3_vec_env import VecEnvWrapper
-from lit_sb3_core.engine.vec_env_views import is_sb3_vec_env
+from lit_sb3_core.sb3.vec_env import VecEnvWrapper
+from lit_sb3_core.sb3.vec_env_views import is_sb3_vec_env
 
 __all__ = ["AsyncEval"]
 

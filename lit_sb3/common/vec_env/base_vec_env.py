@@ -8,7 +8,7 @@ from typing import Any
 import cloudpickle
 from gymnasium.vector.utils import CloudpickleWrapper as _GymnasiumCloudpickleWrapper
 
-from lit_sb3_core.engine.sb3_vec_env import (
+from lit_sb3_core.sb3.vec_env import (
     VecEnv,
     VecEnvIndices,
     VecEnvObs,

@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 
 import gymnasium as gym
 
-from lit_sb3_core.engine.envs import make_vector_env_from_fns
-from lit_sb3_core.engine.vec_env_views import GymnasiumVecEnv
+from lit_sb3_core.envs.make import make_vector_env_from_fns
+from lit_sb3_core.sb3.vec_env_views import GymnasiumVecEnv
 
 __all__ = ["SubprocVecEnv"]
 

@@ -9,8 +9,8 @@ from typing import Any, TypeVar, cast
 import numpy as np
 from gymnasium import spaces
 
-from lit_sb3_core.engine.sb3_vec_env import VecEnv, VecEnvWrapper
-from lit_sb3_core.engine.vec_env_views import find_vec_wrapper
+from lit_sb3_core.sb3.vec_env import VecEnv, VecEnvWrapper
+from lit_sb3_core.sb3.vec_env_views import find_vec_wrapper
 
 __all__ = [
     "copy_obs_dict",

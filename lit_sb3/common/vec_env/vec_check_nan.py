@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from lit_sb3_core.engine.sb3_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
 from lit_sb3_core.errors import NonFiniteError
+from lit_sb3_core.sb3.vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
 
 __all__ = ["VecCheckNan"]
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from gymnasium import spaces
 
 from lit_sb3.common.vec_env.stacked_observations import StackedObservations
-from lit_sb3_core.engine.sb3_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
+from lit_sb3_core.sb3.vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
 
 __all__ = ["VecFrameStack"]
 

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from lit_sb3.common.monitor import Monitor, ResultsWriter
-from lit_sb3_core.engine.sb3_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
+from lit_sb3_core.sb3.vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
 
 __all__ = ["VecMonitor"]
 

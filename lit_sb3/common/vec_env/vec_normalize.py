@@ -22,9 +22,9 @@ from gymnasium import spaces
 
 from lit_sb3.common.running_mean_std import RunningMeanStd
 from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer
-from lit_sb3_core.engine.sb3_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
 from lit_sb3_core.errors import ModelFileError
 from lit_sb3_core.foundation.spaces import is_image_space
+from lit_sb3_core.sb3.vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
 
 __all__ = ["VecNormalize", "save_statistics"]
 

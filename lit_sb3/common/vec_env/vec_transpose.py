@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from lit_sb3_core.engine.sb3_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
 from lit_sb3_core.foundation.spaces import channels_first_space, is_image_space, is_image_space_channels_first
+from lit_sb3_core.sb3.vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
 
 __all__ = ["VecTransposeImage"]
 

@@ -1,4 +1,4 @@
-"""QR-DQN specifics: defaults, greedy actions from quantile means, learning (the loss: tests/test_losses.py)."""
+"""QR-DQN specifics: defaults, greedy actions from quantile means, learning (the loss: tests/nets/test_losses.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,83 @@
+"""Attributes SB3 code reads on a model, as views over what lit-sb3 keeps elsewhere.
+
+``learning_rate``, ``policy_kwargs`` and ``tensorboard_log`` are the constructor's values (kept in
+``hparams`` as plain JSON); ``ep_info_buffer`` is the recent training episodes (the training env's episode
+statistics) as SB3's deque of ``{"r", "l", "t"}`` dicts; ``ep_success_buffer`` the ``is_success`` of the
+recent episodes; ``get_vec_normalize_env()`` the ``VecNormalize`` wrapper of the training env, if any.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SB3Attributes"]
+
+
+class SB3Attributes:
+    """SB3's model attributes (a base of ``RLAlgorithm``)."""
+
+    _success_window: deque[bool] | None = None
+
+    @property
+    def learning_rate(self) -> Any:
+        """The learning rate (a number, ``"lin_<start>"`` or a schedule) the model was built with."""
+        return self.hparams.get("learning_rate")  # type: ignore[attr-defined]
+
+    @learning_rate.setter
+    def learning_rate(self, value: Any) -> None:
+        from lit_sb3_core.foundation.schedules import checked_schedule, make_schedule
+
+        self.lr_schedule = checked_schedule(make_schedule(value, "learning_rate"), "learning_rate")
+        self.hparams["learning_rate"] = value  # type: ignore[attr-defined]
+
+    @property
+    def policy_kwargs(self) -> dict[str, Any]:
+        """The policy's keyword arguments (classes as the import strings they are stored as)."""
+        return dict(self.hparams.get("policy_kwargs") or {})  # type: ignore[attr-defined]
+
+    @property
+    def tensorboard_log(self) -> str | None:
+        return self.hparams.get("tensorboard_log")  # type: ignore[attr-defined]
+
+    @property
+    def ep_info_buffer(self) -> deque[dict[str, float]]:
+        """The recent training episodes, newest last: ``{"r": return, "l": length, "t": seconds}``."""
+        env = getattr(self, "vector_env", None)
+        returns = list(getattr(env, "return_queue", ()))
+        lengths = list(getattr(env, "length_queue", ()))
+        times = list(getattr(env, "time_queue", ())) or [0.0] * len(returns)
+        window = getattr(getattr(env, "return_queue", None), "maxlen", None) or 100
+        infos = ({"r": float(r), "l": int(n), "t": float(t)} for r, n, t in zip(returns, lengths, times))
+        return deque(infos, maxlen=window)
+
+    @property
+    def ep_success_buffer(self) -> deque[bool]:
+        """``is_success`` of the recent training episodes whose final info had one."""
+        if self._success_window is None:
+            object.__setattr__(self, "_success_window", deque(maxlen=100))
+        return self._success_window  # type: ignore[return-value]
+
+    def record_episode_ends(self, infos: dict[str, Any]) -> None:
+        """Collect ``is_success`` from the final infos of episodes that just ended (the loops call it when
+        ``"final_info" in infos``, which gymnasium sets only on such steps)."""
+        final = infos.get("final_info")
+        if not isinstance(final, dict) or "is_success" not in final:
+            return
+        mask = final.get("_is_success", np.ones(len(final["is_success"]), dtype=bool))
+        window = self.ep_success_buffer
+        for index in np.flatnonzero(mask):
+            window.append(bool(final["is_success"][index]))
+
+    def get_vec_normalize_env(self) -> Any:
+        """The ``VecNormalize`` wrapper of the training env (``None`` without one)."""
+        from gymnasium.vector import VectorEnv
+
+        from lit_sb3_core.sb3.vec_env_views import as_sb3_vec_env, find_vec_wrapper
+
+        env = self.get_env()  # type: ignore[attr-defined]
+        if isinstance(env, VectorEnv):
+            env = as_sb3_vec_env(env)  # the user's VecEnv when the training env was built from one
+        return find_vec_wrapper(env, "VecNormalize") if env is not None else None

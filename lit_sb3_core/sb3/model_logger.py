@@ -1,0 +1,82 @@
+"""``model.logger`` is Stable-Baselines3's logger, writing through the run's Lightning loggers.
+
+SB3 code reads ``self.logger`` inside callbacks and algorithms (``self.logger.record("custom/x", v)``);
+Lightning gives a LightningModule a ``logger`` property too (the trainer's first logger). Here ``logger``
+is SB3's (:class:`lit_sb3_core.sb3.logger.Logger`): its outputs are the trainer's Lightning loggers
+(and the console with ``verbose=1``), so a record reaches TensorBoard (or CSV, MLflow, ...) once, at the
+next dump, with the iteration's own metrics. Attributes only Lightning's loggers have (``experiment``,
+``log_metrics``, ``log_dir``) are forwarded to the first of them; ``model.loggers`` stays Lightning's list.
+``set_logger(configure(folder, formats))`` replaces it, as in SB3.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from lit_sb3_core.sb3.logger import HumanOutputFormat, Logger, output_for
+
+__all__ = ["SB3Logging"]
+
+
+class SB3Logging:
+    """The ``logger`` / ``set_logger`` / ``dump_logs`` part of an algorithm (a base of ``RLAlgorithm``)."""
+
+    _custom_logger: Logger | None = None
+    _default_logger: Logger | None = None
+
+    @property
+    def logger(self) -> Any:  # SB3's Logger (typed Any: it replaces LightningModule's logger property)
+        """SB3's logger: ``record``, ``record_mean``, ``dump``; Lightning's logger attributes forwarded."""
+        if self._custom_logger is not None:
+            return self._custom_logger
+        if self._default_logger is None:
+            object.__setattr__(self, "_default_logger", Logger(None, self._default_outputs()))
+        return self._default_logger
+
+    def set_logger(self, logger: Logger) -> None:
+        """Log to ``logger`` (e.g. ``configure(folder, ["stdout", "csv", "tensorboard"])``) from now on; it
+        replaces ``tensorboard_log`` and ``verbose``'s printing, as in SB3."""
+        if not isinstance(logger, Logger):
+            raise TypeError(
+                f"set_logger takes a logger from lit_sb3.common.logger.configure(...), got {type(logger).__name__}. "
+                "Lightning loggers go to RLTrainer(logger=...)."
+            )
+        object.__setattr__(self, "_custom_logger", logger)
+
+    def _default_outputs(self) -> list[Any]:
+        outputs: list[Any] = [output_for(logger) for logger in self.loggers]  # type: ignore[attr-defined]
+        if getattr(self, "verbose", 0) >= 1:
+            outputs.append(HumanOutputFormat(sys.stdout))
+        return outputs
+
+    def refresh_logger_outputs(self) -> None:
+        """Point the default logger at the current run's Lightning loggers (called when training starts)."""
+        self.logger  # noqa: B018 -- creates the default logger
+        if self._default_logger is not None:
+            self._default_logger.output_formats = self._default_outputs()
+
+    def write_record(self, record: dict[str, Any], step: int) -> dict[str, Any]:
+        """Record ``record`` and dump everything recorded since the last dump; returns what was written."""
+        logger = self.logger
+        for key, value in record.items():
+            logger.record(key, value)
+        written = dict(logger.name_to_value)
+        logger.dump(step)
+        return written
+
+    def dump_logs(self, print_them: bool = False) -> bool:
+        """Write the latest metrics again now (SB3's ``dump_logs``; ``LogEveryNTimesteps`` calls it).
+
+        ``print_them`` also prints them as SB3's table when the logger does not print already.
+        Returns whether there was anything to write.
+        """
+        record = dict(getattr(self, "_last_metrics", {}) or {})
+        if not record:
+            return False
+        logger = self.logger
+        prints = any(isinstance(o, HumanOutputFormat) and o.file is sys.stdout for o in logger.output_formats)
+        if print_them and not prints:
+            HumanOutputFormat(sys.stdout).write(record, {}, int(getattr(self, "num_timesteps", 0)))
+        self.write_record(record, int(getattr(self, "num_timesteps", 0)))
+        return True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any, Literal, cast, overload
+from typing import Any, Literal, overload
 
 import gymnasium as gym
 import numpy as np
@@ -12,6 +12,7 @@ from gymnasium.vector import VectorEnv
 
 from lit_sb3_core.envs.episodes import finished_episodes, records_episodes
 from lit_sb3_core.envs.make import make_vector_env
+from lit_sb3_core.envs.masks import get_action_masks
 from lit_sb3_core.errors import ConfigurationError
 
 __all__ = ["evaluate_policy"]
@@ -123,12 +124,6 @@ def evaluate_policy(
     return mean_reward, std_reward
 
 
-def _action_masks(env: VectorEnv) -> np.ndarray:
-    # vector wrappers do not forward call(); Sync/AsyncVectorEnv have it, the VectorEnv base does not
-    masks = cast(Any, env.unwrapped).call("action_masks")
-    return np.stack([np.asarray(mask, dtype=bool) for mask in masks])
-
-
 def _run_episodes(
     model: Any,
     env: VectorEnv,
@@ -155,7 +150,7 @@ def _run_episodes(
         while (counts < targets).any():
             kwargs: dict[str, Any] = {}
             if use_masking:
-                kwargs["action_masks"] = _action_masks(env)
+                kwargs["action_masks"] = get_action_masks(env)
             actions, states = model.predict(
                 observations,
                 state=states,

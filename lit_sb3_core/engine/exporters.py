@@ -37,7 +37,7 @@ from torch import nn
 
 from lit_sb3_core._version import __version__
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.spaces import describe_space, space_to_json
+from lit_sb3_core.foundation.spaces import describe_space, space_to_json, unscale_action
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -141,7 +141,7 @@ class EnvActions(nn.Module):
         if self.kind == "Box":
             batch = batch.to(self.dtype)
             if self.unscale:
-                batch = self.low + 0.5 * (batch + 1.0) * (self.high - self.low)
+                batch = unscale_action(batch, self.low, self.high)
             if self.clip:
                 batch = torch.maximum(torch.minimum(batch, self.high), self.low)
             return batch

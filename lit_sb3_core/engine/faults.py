@@ -137,7 +137,7 @@ class BudgetSpentAtStart(Callback):
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
         total = getattr(trainer, "rl_total_timesteps", None)
         done = int(getattr(pl_module, "num_timesteps", 0))
-        if total is not None and done >= total:
+        if total is not None and trainer.rl_budget_reached_at(done):
             trainer.should_stop = True
             if trainer.is_global_zero:
                 _log.info(

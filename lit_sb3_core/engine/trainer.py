@@ -295,9 +295,18 @@ class RLTrainer(L.Trainer):
         """Fraction of the budget used, in [0, 1]."""
         return min(1.0, self.rl_num_timesteps / self._rl_total_timesteps)
 
+    def rl_budget_reached_at(self, num_timesteps: int) -> bool:
+        """Whether ``num_timesteps`` environment steps (all ranks) spend the budget.
+
+        The one place that decides: the algorithms' loops, their logging and the resume check ask it, so a
+        change of rule (say, a budget counted per rank) is made here once.
+        """
+        return num_timesteps >= self._rl_total_timesteps
+
     @property
     def rl_budget_reached(self) -> bool:
-        return self.rl_num_timesteps >= self._rl_total_timesteps
+        """Whether the attached algorithm has spent the budget."""
+        return self.rl_budget_reached_at(self.rl_num_timesteps)
 
     @property
     def rl_log_interval(self) -> int | None:

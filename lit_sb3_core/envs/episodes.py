@@ -11,13 +11,14 @@ life) are not counted.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import numpy as np
 from gymnasium.vector import VectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
-__all__ = ["RecordInnerEpisodeStatistics", "finished_episodes", "records_episodes"]
+__all__ = ["EpisodeStatistics", "RecordInnerEpisodeStatistics", "finished_episodes", "records_episodes"]
 
 # An attribute only gymnasium's single-env RecordEpisodeStatistics has (found through the wrapper chain).
 _RECORDER_ATTRIBUTE = "length_queue"
@@ -64,3 +65,72 @@ class RecordInnerEpisodeStatistics(RecordEpisodeStatistics):
                 )  # the types gymnasium's own recorder queues
                 self.length_queue.append(np.int_(episode_length))
         return observations, rewards, terminations, truncations, infos
+
+
+def _recorder(env: Any) -> Any:
+    """The wrapper in ``env``'s chain that keeps the episode queues (gymnasium's ``RecordEpisodeStatistics``
+    or ours), or None when none does."""
+    seen = 0
+    while env is not None and seen < 64:  # a wrapper chain, not a cycle
+        if "return_queue" in vars(env):
+            return env
+        env, seen = getattr(env, "env", None), seen + 1
+    return None
+
+
+class EpisodeStatistics:
+    """The one reader of a training env's finished-episode statistics, over SB3's ``stats_window_size``.
+
+    The vector env's recorder keeps the queues; this view finds it once, sets its window to ``window``
+    episodes (SB3's ``ep_info_buffer`` length, so ``rollout/ep_rew_mean`` averages the last ``window``
+    episodes) and is what metric logging, ``ep_info_buffer``, checkpoints and callbacks read and write.
+    An env without a recorder reads as no episodes.
+    """
+
+    _QUEUES = ("return_queue", "length_queue", "time_queue")
+
+    def __init__(self, env: Any, window: int | None = None) -> None:
+        """``window=None`` reads the recorder as it is (its window stays what it was)."""
+        self.recorder = recorder = _recorder(env)
+        kept = getattr(getattr(recorder, "return_queue", None), "maxlen", None)
+        self.window = int(window if window is not None else kept or 100)
+        if recorder is not None and window is not None and kept != self.window:
+            for name in self._QUEUES:  # keep the newest episodes when the window shrinks
+                if name in vars(recorder):
+                    setattr(recorder, name, deque(getattr(recorder, name), maxlen=self.window))
+
+    def _queue(self, name: str) -> list[Any]:
+        return list(getattr(self.recorder, name, ())) if self.recorder is not None else []
+
+    @property
+    def returns(self) -> list[float]:
+        return [float(r) for r in self._queue("return_queue")]
+
+    @property
+    def lengths(self) -> list[int]:
+        return [int(n) for n in self._queue("length_queue")]
+
+    @property
+    def count(self) -> int:
+        """Episodes finished since the env was made (not only those in the window)."""
+        return int(getattr(self.recorder, "episode_count", 0))
+
+    def infos(self) -> deque[dict[str, float]]:
+        """SB3's ``ep_info_buffer``: ``{"r": return, "l": length, "t": seconds}`` per episode, newest last."""
+        returns, lengths = self.returns, self.lengths
+        times = [float(t) for t in self._queue("time_queue")] or [0.0] * len(returns)
+        infos = ({"r": r, "l": n, "t": t} for r, n, t in zip(returns, lengths, times))
+        return deque(infos, maxlen=self.window)
+
+    def extend(self, returns: list[float], lengths: list[int]) -> None:
+        """Put back episodes a checkpoint carried."""
+        if self.recorder is not None and returns:
+            self.recorder.return_queue.extend(returns)
+            self.recorder.length_queue.extend(lengths)
+
+    def clear(self) -> None:
+        """Forget the episodes (``learn(reset_num_timesteps=True)`` on the same env, as SB3 does)."""
+        for name in self._QUEUES:
+            queue = getattr(self.recorder, name, None) if self.recorder is not None else None
+            if queue is not None:
+                queue.clear()

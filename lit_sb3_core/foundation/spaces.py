@@ -10,7 +10,7 @@ the policy keeps the environment, the rollout buffer and ``predict`` in the envi
 from __future__ import annotations
 
 import warnings
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, TypeVar
 
 import numpy as np
 import torch
@@ -28,10 +28,15 @@ __all__ = [
     "is_image_space_channels_first",
     "obs_to_tensor",
     "preprocess_obs",
+    "scale_action",
     "space_from_json",
     "space_to_json",
     "to_numpy",
+    "unscale_action",
 ]
+
+# numpy arrays and torch tensors alike (the action rescaling helpers)
+ArrayT = TypeVar("ArrayT", np.ndarray, torch.Tensor)
 
 
 def is_image_space(space: spaces.Space, check_channels: bool = False, normalized_image: bool = False) -> bool:
@@ -165,6 +170,19 @@ class ObsPreprocessor:
         if kind == "binary":
             return obs.float()
         return {key: child(obs[key]) for key, child in self.children.items()}
+
+
+def scale_action(actions: ArrayT, low: Any, high: Any) -> ArrayT:
+    """Box actions from ``[low, high]`` to ``[-1, 1]`` (SB3's ``scale_action``); numpy arrays or tensors.
+
+    The one copy of the rule: policies, the off-policy loop, exported policies and plugins call it.
+    """
+    return 2.0 * ((actions - low) / (high - low)) - 1.0
+
+
+def unscale_action(scaled: ArrayT, low: Any, high: Any) -> ArrayT:
+    """Box actions from ``[-1, 1]`` (a tanh-squashed sample) to ``[low, high]`` (SB3's ``unscale_action``)."""
+    return low + 0.5 * (scaled + 1.0) * (high - low)
 
 
 def preprocess_obs(obs: Any, space: spaces.Space, normalize_images: bool = True) -> Any:

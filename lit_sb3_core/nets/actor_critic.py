@@ -21,7 +21,13 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.spaces import ObsPreprocessor, channels_first_space, describe_space
+from lit_sb3_core.foundation.spaces import (
+    ObsPreprocessor,
+    channels_first_space,
+    describe_space,
+    scale_action,
+    unscale_action,
+)
 from lit_sb3_core.nets.distributions import (
     BernoulliDistribution,
     CategoricalDistribution,
@@ -320,12 +326,12 @@ class ActorCriticPolicy(PolicyAPI, nn.Module):
     def scale_action(self, action: np.ndarray) -> np.ndarray:
         """Box action from [low, high] to [-1, 1]."""
         box = cast(spaces.Box, self.action_space)  # gSDE and squashing are for Box actions only
-        return 2.0 * ((action - box.low) / (box.high - box.low)) - 1.0
+        return scale_action(action, box.low, box.high)
 
     def unscale_action(self, scaled_action: np.ndarray) -> np.ndarray:
         """Box action from [-1, 1] (a squashed gSDE sample) to [low, high]."""
         box = cast(spaces.Box, self.action_space)
-        return box.low + 0.5 * (scaled_action + 1.0) * (box.high - box.low)
+        return unscale_action(scaled_action, box.low, box.high)
 
     # forward passes -----------------------------------------------------------------------------
     # While an algorithm trains, it sets ``plain_calls`` when no module of the policy has hooks

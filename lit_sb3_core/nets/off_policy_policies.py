@@ -30,7 +30,13 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.spaces import ObsPreprocessor, channels_first_space, describe_space
+from lit_sb3_core.foundation.spaces import (
+    ObsPreprocessor,
+    channels_first_space,
+    describe_space,
+    scale_action,
+    unscale_action,
+)
 from lit_sb3_core.nets.distributions import StateDependentNoise, StateDependentNoiseDistribution
 from lit_sb3_core.nets.ensemble import ensemble_forward, is_stackable
 from lit_sb3_core.nets.policy_api import PolicyAPI
@@ -252,11 +258,11 @@ class OffPolicyPolicy(PolicyAPI, nn.Module):
     # actions --------------------------------------------------------------------------------------------
     def scale_action(self, actions: torch.Tensor) -> torch.Tensor:
         """Environment bounds -> [-1, 1]."""
-        return 2.0 * (actions - self.action_low) / (self.action_high - self.action_low) - 1.0
+        return scale_action(actions, self.action_low, self.action_high)
 
     def unscale_action(self, actions: torch.Tensor) -> torch.Tensor:
         """[-1, 1] -> environment bounds."""
-        return self.action_low + 0.5 * (actions + 1.0) * (self.action_high - self.action_low)
+        return unscale_action(actions, self.action_low, self.action_high)
 
     def forward(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
         """Actions in the policy's space for a batch of raw observations."""

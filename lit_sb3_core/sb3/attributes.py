@@ -34,6 +34,13 @@ class SB3Attributes:
         self.hparams["learning_rate"] = value  # type: ignore[attr-defined]
 
     @property
+    def stats_window_size(self) -> int:
+        """Episodes that ``rollout/ep_rew_mean``, ``ep_info_buffer`` and ``ep_success_buffer`` cover (SB3's)."""
+        from lit_sb3_core.foundation.checks import check_positive_int
+
+        return check_positive_int("stats_window_size", self.hparams.get("stats_window_size", 100))  # type: ignore[attr-defined]
+
+    @property
     def policy_kwargs(self) -> dict[str, Any]:
         """The policy's keyword arguments (classes as the import strings they are stored as)."""
         return dict(self.hparams.get("policy_kwargs") or {})  # type: ignore[attr-defined]
@@ -45,19 +52,15 @@ class SB3Attributes:
     @property
     def ep_info_buffer(self) -> deque[dict[str, float]]:
         """The recent training episodes, newest last: ``{"r": return, "l": length, "t": seconds}``."""
-        env = getattr(self, "vector_env", None)
-        returns = list(getattr(env, "return_queue", ()))
-        lengths = list(getattr(env, "length_queue", ()))
-        times = list(getattr(env, "time_queue", ())) or [0.0] * len(returns)
-        window = getattr(getattr(env, "return_queue", None), "maxlen", None) or 100
-        infos = ({"r": float(r), "l": int(n), "t": float(t)} for r, n, t in zip(returns, lengths, times))
-        return deque(infos, maxlen=window)
+        from lit_sb3_core.envs.episodes import EpisodeStatistics
+
+        return EpisodeStatistics(getattr(self, "vector_env", None), self.stats_window_size).infos()
 
     @property
     def ep_success_buffer(self) -> deque[bool]:
         """``is_success`` of the recent training episodes whose final info had one."""
         if self._success_window is None:
-            object.__setattr__(self, "_success_window", deque(maxlen=100))
+            object.__setattr__(self, "_success_window", deque(maxlen=self.stats_window_size))
         return self._success_window  # type: ignore[return-value]
 
     def record_episode_ends(self, infos: dict[str, Any]) -> None:

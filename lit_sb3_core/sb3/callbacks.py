@@ -578,8 +578,9 @@ class StopTrainingOnMaxEpisodes(RLCallback):
         if dones is not None:
             self.n_episodes += int(np.sum(dones))
         else:  # called once per iteration: count the env's finished episodes
-            env = self.model.vector_env
-            self.n_episodes = int(getattr(env, "episode_count", 0))
+            from lit_sb3_core.envs.episodes import EpisodeStatistics
+
+            self.n_episodes = EpisodeStatistics(self.model.vector_env).count
         keep_training = self.n_episodes < self._total_max_episodes
         if not keep_training and self.verbose >= 1:
             print(

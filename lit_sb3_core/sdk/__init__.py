@@ -37,6 +37,7 @@ from lit_sb3_core.engine.evaluation import evaluate_policy
 from lit_sb3_core.engine.exporters import DeterministicPolicy, PolicyModule
 from lit_sb3_core.engine.trainer import RLTrainer
 from lit_sb3_core.engine.tuned import tuned_hyperparameters
+from lit_sb3_core.envs.masks import MASK_METHOD, get_action_masks, is_masking_supported
 from lit_sb3_core.errors import ConfigurationError, LitSb3Error, UnknownNameError
 from lit_sb3_core.foundation.checks import (
     check_at_most,
@@ -65,7 +66,9 @@ from lit_sb3_core.foundation.spaces import (
     is_image_space,
     obs_to_tensor,
     preprocess_obs,
+    scale_action,
     to_numpy,
+    unscale_action,
 )
 from lit_sb3_core.hookspecs import hookimpl
 from lit_sb3_core.nets.actor_critic import (
@@ -204,6 +207,11 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "is_image_space",
     "obs_to_tensor",
     "preprocess_obs",
+    "MASK_METHOD",
+    "get_action_masks",
+    "is_masking_supported",
+    "scale_action",
+    "unscale_action",
     "to_numpy",
     "check_positive_int",
     "check_non_negative_int",

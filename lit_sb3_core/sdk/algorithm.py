@@ -48,6 +48,7 @@ from gymnasium.vector import VectorEnv
 
 from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer
 from lit_sb3_core.engine.lightning_internals import attached_trainer
+from lit_sb3_core.envs.episodes import EpisodeStatistics
 from lit_sb3_core.errors import ConfigurationError, UnknownNameError
 from lit_sb3_core.foundation.schedules import Schedule, checked_schedule, make_schedule
 from lit_sb3_core.foundation.spaces import describe_space, is_image_space
@@ -422,10 +423,7 @@ class RLAlgorithm(
                 seed += self.num_timesteps  # a resumed run does not replay the first episodes
             self.reset_env(seed)
         returns, lengths = self._restored_episode_stats
-        episode_statistics: Any = self.vector_env  # RecordEpisodeStatistics keeps return_queue/length_queue
-        if returns and getattr(episode_statistics, "return_queue", None) is not None:
-            episode_statistics.return_queue.extend(returns)
-            episode_statistics.length_queue.extend(lengths)
+        EpisodeStatistics(self.vector_env, self.stats_window_size).extend(returns, lengths)
         self._restored_episode_stats = ([], [])
         self._start_metric_window()
         if self.pending_optimizer_states:
@@ -471,8 +469,12 @@ class RLAlgorithm(
         total = max(1, self.total_timesteps)
         self.progress_remaining = max(0.0, 1.0 - self.num_timesteps / total)
 
+    def budget_reached(self) -> bool:
+        """Whether the step budget is spent: the trainer decides (``RLTrainer.rl_budget_reached_at``)."""
+        return cast("RLTrainer", self.trainer).rl_budget_reached_at(self.num_timesteps)
+
     def stop_if_budget_reached(self) -> None:
-        if self.num_timesteps >= self.total_timesteps:
+        if self.budget_reached():
             self.trainer.should_stop = True
 
     def step_locals(self, **values: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from lit_sb3_core.engine.file_checks import check_checkpoint_fits
+from lit_sb3_core.envs.episodes import EpisodeStatistics
 from lit_sb3_core.errors import ModelFileError
 from lit_sb3_core.foundation.rng import capture_rng_state, restore_rng_state
 from lit_sb3_core.foundation.spaces import space_from_json, space_to_json
@@ -51,8 +52,8 @@ class CheckpointState(AlgorithmPart):
             "action_space": space_to_json(self.action_space),
             "normalization": self.normalization,
             "rng": capture_rng_state(),
-            "episode_returns": [float(r) for r in getattr(self.vector_env, "return_queue", [])],
-            "episode_lengths": [int(n) for n in getattr(self.vector_env, "length_queue", [])],
+            "episode_returns": EpisodeStatistics(self.vector_env).returns,
+            "episode_lengths": EpisodeStatistics(self.vector_env).lengths,
         }
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:

@@ -8,11 +8,12 @@ metric that a ModelCheckpoint or EarlyStopping watches.
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 import torch
 
 from lit_sb3_core.engine.lightning_internals import attached_trainer
+from lit_sb3_core.envs.episodes import EpisodeStatistics
 from lit_sb3_core.sdk.part import AlgorithmPart
 
 __all__ = ["MetricLogging"]
@@ -27,12 +28,12 @@ class MetricLogging(AlgorithmPart):
     _last_metrics: dict[str, float]
     _fit_start_time: float
     _fit_start_timesteps: int
-    _ep_info_window: Any
+    _episode_statistics: EpisodeStatistics
     _ep_rew_monitored: bool
 
     def _start_metric_window(self) -> None:
         """At fit start: the clock of ``time/fps`` and the episode window of ``rollout/*``."""
-        self._ep_info_window = getattr(self.vector_env, "return_queue", None)
+        self._episode_statistics = EpisodeStatistics(self.vector_env, self.stats_window_size)
         self._fit_start_time = time.perf_counter()
         self._fit_start_timesteps = self.num_timesteps
         callbacks = self.trainer.callbacks  # type: ignore[attr-defined]  # Lightning sets it in a connector
@@ -48,7 +49,7 @@ class MetricLogging(AlgorithmPart):
 
     def should_log(self) -> bool:
         """Whether this iteration writes metrics: every ``log_interval`` iterations and at the budget."""
-        return self.iterations % self.log_interval == 0 or self.num_timesteps >= self.total_timesteps
+        return self.iterations % self.log_interval == 0 or self.budget_reached()
 
     def log_iteration(self, metrics: dict[str, float] | None = None) -> None:
         """Write one iteration's metrics to the loggers, the progress bar and (if verbose) the console.
@@ -82,10 +83,10 @@ class MetricLogging(AlgorithmPart):
             self.log("rollout/ep_rew_mean", record["rollout/ep_rew_mean"], logger=False, batch_size=1)
 
     def _recent_episode_means(self) -> tuple[float, float] | None:
-        """Mean return and length of the recent training episodes, over every rank's episodes."""
-        window = self._ep_info_window
-        returns = list(window) if window is not None else []
-        lengths = list(cast(Any, self.vector_env).length_queue) if returns else []
+        """Mean return and length of the last ``stats_window_size`` training episodes, over every rank's."""
+        statistics = self._episode_statistics
+        returns = statistics.returns
+        lengths = statistics.lengths if returns else []
         totals = torch.tensor([sum(returns), sum(lengths), len(returns)], dtype=torch.float64)
         totals = self.all_reduce(totals, "sum")
         if totals[2] == 0:

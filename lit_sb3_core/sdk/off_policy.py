@@ -51,7 +51,13 @@ from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.checks import check_at_most, check_fraction, check_positive_int
 from lit_sb3_core.foundation.schedules import Schedule
-from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
+from lit_sb3_core.foundation.spaces import (
+    describe_space,
+    obs_to_tensor,
+    scale_action,
+    to_numpy,
+    unscale_action,
+)
 from lit_sb3_core.nets.actor_critic import class_to_string
 from lit_sb3_core.nets.off_policy_policies import OffPolicyPolicy
 from lit_sb3_core.registry.names import resolve_named_class
@@ -385,7 +391,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         # Without hooks on the policy, networks that support it skip nn.Module.__call__'s hook dispatch.
         with plain_calls(self.policy):
             for _ in range(self._chunks_per_batch):
-                if self.num_timesteps >= self._budget:
+                if self.budget_reached():
                     break
                 steps = self.collect_chunk()
                 if self._stop_requested:  # a step callback asked to stop: no update after that step
@@ -400,7 +406,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if self._log_now:
             self.log_iteration(self.collect_metrics())
             self._log_episode_mark = self.episode_num
-        if self.num_timesteps >= self._budget or self._stop_requested:
+        if self.budget_reached() or self._stop_requested:
             self.trainer.should_stop = True
 
     def _log_due(self) -> bool:
@@ -409,10 +415,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         Writing reduces episode statistics over ranks, so with several processes the decision is shared:
         any rank that is due makes every rank write.
         """
-        due = (
-            self.episode_num - self._log_episode_mark >= self.log_interval
-            or self.num_timesteps >= self._budget
-        )
+        due = self.episode_num - self._log_episode_mark >= self.log_interval or self.budget_reached()
         if self.world_size > 1:
             due = bool(self.all_reduce(torch.tensor([float(due)]), "sum").item() > 0)
         return due
@@ -578,14 +581,13 @@ class OffPolicyAlgorithm(RLAlgorithm):
 
     def _scale(self, actions: np.ndarray) -> np.ndarray:
         """Box actions from the space's bounds to [-1, 1] (SB3's ``scale_action``)."""
-        low, high = self._action_low, self._action_high
-        return (2.0 * (actions - low) / (high - low) - 1.0).astype(np.float32)
+        return scale_action(actions, self._action_low, self._action_high).astype(np.float32)
 
     def _unscale(self, actions: np.ndarray) -> np.ndarray:
         """[-1, 1] to the Box space's bounds (SB3's ``unscale_action``)."""
         low, high = self._action_low, self._action_high
         shaped = np.reshape(actions, (-1, *low.shape))
-        return (low + 0.5 * (shaped + 1.0) * (high - low)).astype(np.float32)
+        return unscale_action(shaped, low, high).astype(np.float32)
 
     # SB3 surface ------------------------------------------------------------------------------------------
     def save_replay_buffer(self, path: str | Path) -> Path:

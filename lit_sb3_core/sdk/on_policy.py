@@ -192,7 +192,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
         # Without hooks on the policy, its forward passes skip nn.Module.__call__'s hook dispatch.
         with plain_calls(self.policy):
             for index in range(self._iterations_per_batch):
-                if index > 0 and self.num_timesteps >= self.total_timesteps:
+                if index > 0 and self.budget_reached():
                     break
                 if self.collect_rollout() is False:  # a callback asked to stop at a step
                     self.trainer.should_stop = True

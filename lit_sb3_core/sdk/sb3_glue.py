@@ -66,9 +66,9 @@ class SB3Glue(AlgorithmPart):
             datamodule = self._datamodule_for(self.env_source, n_envs or 1)
             self._learn_datamodule = datamodule
         elif reset_num_timesteps:  # a fresh run on the same env: SB3 forgets the episode statistics
-            env = datamodule.get_env("fit")
-            for queue in ("return_queue", "length_queue", "time_queue"):
-                getattr(env, queue, []).clear()
+            from lit_sb3_core.envs.episodes import EpisodeStatistics
+
+            EpisodeStatistics(datamodule.get_env("fit")).clear()
         if reset_num_timesteps:
             self.num_timesteps = 0
             self.iterations = 0

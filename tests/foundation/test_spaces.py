@@ -130,3 +130,16 @@ def test_uniform_bounds_are_stored_as_one_number() -> None:
 def test_describe_space() -> None:
     assert describe_space(HWC) == "Box(shape=(36, 40, 3), uint8)"
     assert describe_space(spaces.Tuple((spaces.Discrete(2),))) == "Tuple(Discrete(2))"
+
+
+def test_action_rescaling_is_one_rule_for_numpy_and_torch() -> None:
+    from lit_sb3_core.foundation.spaces import scale_action, unscale_action
+
+    low, high = np.array([-2.0, 0.0], dtype=np.float32), np.array([2.0, 10.0], dtype=np.float32)
+    actions = np.array([[-2.0, 0.0], [0.0, 5.0], [2.0, 10.0]], dtype=np.float32)
+    scaled = scale_action(actions, low, high)
+    np.testing.assert_allclose(scaled, [[-1, -1], [0, 0], [1, 1]])
+    np.testing.assert_allclose(unscale_action(scaled, low, high), actions)
+    as_tensor = unscale_action(torch.as_tensor(scaled), torch.as_tensor(low), torch.as_tensor(high))
+    assert isinstance(as_tensor, torch.Tensor)
+    np.testing.assert_allclose(as_tensor.numpy(), actions)

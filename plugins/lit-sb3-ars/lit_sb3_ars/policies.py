@@ -22,7 +22,14 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import ObsPreprocessor, PolicyAPI, describe_space, flat_feature_dim, resolve_named_class
+from lit_sb3_core.sdk import (
+    ObsPreprocessor,
+    PolicyAPI,
+    describe_space,
+    flat_feature_dim,
+    resolve_named_class,
+    unscale_action,
+)
 
 __all__ = ["ARS_POLICY_ALIASES", "ARSLinearPolicy", "ARSPolicy"]
 
@@ -146,7 +153,7 @@ class ARSPolicy(PolicyAPI, nn.Module):
     def unscale_action(self, scaled_action: np.ndarray) -> np.ndarray:
         """Box action from [-1, 1] (the tanh output) to [low, high]."""
         box = cast(spaces.Box, self.action_space)  # only Box policies squash
-        return box.low + 0.5 * (scaled_action + 1.0) * (box.high - box.low)
+        return unscale_action(scaled_action, box.low, box.high)
 
 
 class ARSLinearPolicy(ARSPolicy):

@@ -8,13 +8,13 @@ boolean array, ``True`` for the actions allowed in the current state. Its layout
 * ``MultiBinary(n)``: ``2 * n`` booleans, the pair ``(may be 0, may be 1)`` for each bit.
 
 ``ActionMasker`` adds the method to an environment that does not have it, from a function of the env.
-Vector environments are asked through ``VectorEnv.call("action_masks")``, once per step for all sub-envs.
+Vector environments are asked through ``VectorEnv.call("action_masks")``, once per step for all sub-envs;
+the reader (``get_action_masks``, ``is_masking_supported``) is core's, from the SDK.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -22,7 +22,7 @@ from gymnasium.vector import VectorEnv
 
 __all__ = ["MASK_METHOD", "ActionMasker", "get_action_masks", "is_masking_supported"]
 
-MASK_METHOD = "action_masks"
+MASK_METHOD = "action_masks"  # the method name ActionMasker gives an env (core's reader calls it)
 
 
 class ActionMasker(gym.Wrapper):
@@ -55,25 +55,17 @@ class ActionMasker(gym.Wrapper):
         return np.asarray(self._action_mask_fn(), dtype=bool)
 
 
-def _base(env: Any) -> Any:
-    # gymnasium's vector wrappers (RecordEpisodeStatistics, ...) do not forward ``call``; the base env does.
-    return env.unwrapped if isinstance(env, VectorEnv) else env
-
-
+# Core's one reader (lit_sb3_core.sdk), imported when first asked: this module is imported in async env
+# workers (ActionMasker), which must stay free of torch and Lightning.
 def get_action_masks(env: gym.Env | VectorEnv) -> np.ndarray:
     """The current masks: ``(num_envs, mask_dims)`` for a vector env, ``(mask_dims,)`` for a single env."""
-    if isinstance(env, VectorEnv):
-        return np.stack([np.asarray(mask, dtype=bool).reshape(-1) for mask in _base(env).call(MASK_METHOD)])
-    return np.asarray(env.get_wrapper_attr(MASK_METHOD)(), dtype=bool)
+    from lit_sb3_core.sdk import get_action_masks as read
+
+    return read(env)
 
 
 def is_masking_supported(env: gym.Env | VectorEnv) -> bool:
     """Whether ``env`` (every sub-env of a vector env) has an ``action_masks()`` method."""
-    try:
-        if isinstance(env, VectorEnv):
-            _base(env).call(MASK_METHOD)
-        else:
-            env.get_wrapper_attr(MASK_METHOD)
-    except AttributeError:
-        return False
-    return True
+    from lit_sb3_core.sdk import is_masking_supported as supported
+
+    return supported(env)

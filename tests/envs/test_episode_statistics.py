@@ -1,0 +1,80 @@
+"""One reader of training-episode statistics, and SB3's ``stats_window_size`` working for every algorithm:
+``ep_info_buffer`` keeps that many episodes and ``rollout/ep_rew_mean`` averages over the last that many."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+from lit_sb3 import A2C, DQN, PPO, SAC
+from lit_sb3_core.envs.episodes import EpisodeStatistics
+from lit_sb3_core.errors import ConfigurationError
+
+
+def _recorded_env() -> Any:
+    env = RecordEpisodeStatistics(
+        gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")]), buffer_length=100
+    )
+    env.return_queue.extend(np.arange(20, dtype=np.float64))
+    env.length_queue.extend(np.arange(20))
+    env.time_queue.extend(np.zeros(20))
+    return env
+
+
+def test_the_reader_finds_the_recorder_through_wrappers_and_windows_it() -> None:
+    env = gym.wrappers.vector.NormalizeReward(_recorded_env())  # the recorder is not the outermost wrapper
+    stats = EpisodeStatistics(env, window=5)
+    assert stats.returns == [15.0, 16.0, 17.0, 18.0, 19.0]  # the newest five
+    assert [info["r"] for info in stats.infos()] == stats.returns and stats.infos().maxlen == 5
+    # the recorder itself now keeps five, so training appends into a five-episode window
+    assert EpisodeStatistics(env).window == 5
+    stats.clear()
+    assert EpisodeStatistics(env).returns == []
+
+
+def test_an_env_without_a_recorder_reads_as_no_episodes() -> None:
+    stats = EpisodeStatistics(gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")]), window=5)
+    assert (stats.returns, stats.count, len(stats.infos())) == ([], 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("cls", "kwargs", "env_id", "steps"),
+    [
+        (PPO, {"n_steps": 256, "batch_size": 64, "n_epochs": 1}, "CartPole-v1", 512),
+        (A2C, {"n_steps": 64}, "CartPole-v1", 512),
+        (DQN, {"learning_starts": 100, "buffer_size": 1000, "train_freq": 16}, "CartPole-v1", 512),
+        (
+            SAC,
+            {
+                "learning_starts": 50,
+                "batch_size": 16,
+                "buffer_size": 1000,
+                "policy_kwargs": {"net_arch": [16]},
+            },
+            "Pendulum-v1",
+            1000,
+        ),
+    ],
+    ids=["ppo", "a2c", "dqn", "sac"],
+)
+def test_stats_window_size_sets_ep_info_buffer_and_ep_rew_mean(
+    cls: type, kwargs: dict[str, Any], env_id: str, steps: int
+) -> None:
+    model = cls("MlpPolicy", env_id, stats_window_size=5, seed=0, **kwargs)
+    model.learn(steps)
+    buffer = model.ep_info_buffer
+    assert buffer.maxlen == 5 and len(buffer) == 5  # more than five episodes finished
+    assert model.ep_success_buffer.maxlen == 5
+    last_five = np.mean([info["r"] for info in buffer])
+    assert model.last_metrics["rollout/ep_rew_mean"] == pytest.approx(last_five)
+    assert model.last_metrics["rollout/ep_len_mean"] == pytest.approx(np.mean([info["l"] for info in buffer]))
+
+
+def test_a_bad_stats_window_size_is_refused() -> None:
+    model = PPO("MlpPolicy", "CartPole-v1", stats_window_size=0, n_steps=32, batch_size=32)
+    with pytest.raises(ConfigurationError, match="stats_window_size"):
+        model.learn(64)

@@ -18,6 +18,7 @@ from lit_sb3_core.envs.guards import CheckFinite
 from lit_sb3_core.envs.make import EnvSource, WrapperLike, make_vector_env
 from lit_sb3_core.envs.vector_envs import DEFAULT_STEP_TIMEOUT_S, check_step_timeout
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.checks import check_positive_int
 from lit_sb3_core.sb3.vec_env_views import find_vec_wrapper
 
 Stage = Literal["fit", "validate", "test", "predict"]
@@ -111,10 +112,8 @@ class RLEnvDataModule(L.LightningDataModule):
         step_timeout: float | None = DEFAULT_STEP_TIMEOUT_S,
     ) -> None:
         super().__init__()
-        if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
-            raise ConfigurationError(f"n_envs must be a positive integer, got {n_envs!r}.")
-        if isinstance(n_eval_envs, bool) or not isinstance(n_eval_envs, int) or n_eval_envs < 1:
-            raise ConfigurationError(f"n_eval_envs must be a positive integer, got {n_eval_envs!r}.")
+        check_positive_int("n_envs", n_envs)
+        check_positive_int("n_eval_envs", n_eval_envs)
         if vectorization not in ("sync", "async", "envpool"):
             raise ConfigurationError(
                 f"vectorization must be 'sync', 'async' or 'envpool', got {vectorization!r}."

@@ -13,7 +13,7 @@ from gymnasium.vector import VectorEnv
 from lit_sb3_core.envs.episodes import finished_episodes, records_episodes
 from lit_sb3_core.envs.make import make_vector_env
 from lit_sb3_core.envs.masks import get_action_masks
-from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.checks import check_positive_int
 
 __all__ = ["evaluate_policy"]
 
@@ -105,8 +105,7 @@ def evaluate_policy(
     Returns:
         ``(mean_reward, std_reward)``, or ``(episode_rewards, episode_lengths)``.
     """
-    if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
-        raise ConfigurationError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
+    check_positive_int("n_eval_episodes", n_eval_episodes)
     owns_env = isinstance(env, str)
     vec_env = make_vector_env(env, 1) if not isinstance(env, VectorEnv) else make_vector_env(env)
     try:

@@ -31,6 +31,7 @@ from lit_sb3_core.engine.lightning_internals import set_validation_interval
 from lit_sb3_core.engine.progress import RLProgressBar
 from lit_sb3_core.engine.protocol import RLModel
 from lit_sb3_core.errors import ConfigurationError, LitSb3Error, ModelFileError
+from lit_sb3_core.foundation.checks import check_positive_int
 from lit_sb3_core.foundation.files import next_run_id
 
 __all__ = ["RLTrainer"]
@@ -175,16 +176,8 @@ class RLTrainer(L.Trainer):
         run_name = re.sub(r"[^\w.-]+", "-", run_name)
         self._rl_run_name = run_name
         self._rl_last_num_timesteps = 0
-        if (
-            isinstance(eval_every_n_steps, bool)
-            or not isinstance(eval_every_n_steps, int)
-            or eval_every_n_steps < 1
-        ):
-            raise ConfigurationError(
-                f"eval_every_n_steps must be a positive integer, got {eval_every_n_steps!r}."
-            )
-        if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
-            raise ConfigurationError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
+        check_positive_int("eval_every_n_steps", eval_every_n_steps)
+        check_positive_int("n_eval_episodes", n_eval_episodes)
         self._rl_log_interval = log_every_n_steps
         self._rl_eval_every_n_steps = eval_every_n_steps
         self._rl_n_eval_episodes = n_eval_episodes
@@ -543,8 +536,7 @@ class RLTrainer(L.Trainer):
         use_masking: bool,
     ) -> EvalResult:
         _reject_dataloaders(stage, dataloaders=dataloaders)
-        if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
-            raise ConfigurationError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
+        check_positive_int("n_eval_episodes", n_eval_episodes)
         algorithm = self._model_for(model, stage)
         if env is not None:
             key = "val_env" if stage == "validate" else "test_env"

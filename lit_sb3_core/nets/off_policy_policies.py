@@ -30,6 +30,7 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.checks import check_positive_int
 from lit_sb3_core.foundation.spaces import (
     ObsPreprocessor,
     channels_first_space,
@@ -333,8 +334,7 @@ class ContinuousCritic(nn.Module):
         share_features_extractor: bool = False,
     ) -> None:
         super().__init__()
-        if isinstance(n_critics, bool) or not isinstance(n_critics, int) or n_critics < 1:
-            raise ConfigurationError(f"n_critics must be a positive integer, got {n_critics!r}.")
+        check_positive_int("n_critics", n_critics)
         self.share_features_extractor = share_features_extractor
         self._skip_extractor = is_identity_extractor(features_extractor)
         if share_features_extractor:

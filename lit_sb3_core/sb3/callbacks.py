@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback
 
-from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.checks import check_positive_int
 
 __all__ = [
     "BaseCallback",
@@ -342,8 +342,7 @@ class EvalCallback(EventCallback):
         warn: bool = True,
     ) -> None:
         super().__init__(callback_after_eval, verbose)
-        if isinstance(n_eval_episodes, bool) or not isinstance(n_eval_episodes, int) or n_eval_episodes < 1:
-            raise ConfigurationError(f"n_eval_episodes must be a positive integer, got {n_eval_episodes!r}.")
+        check_positive_int("n_eval_episodes", n_eval_episodes)
         self.callback_on_new_best = callback_on_new_best
         if callback_on_new_best is not None:
             callback_on_new_best.parent = self
@@ -506,8 +505,7 @@ class CheckpointCallback(RLCallback):
         verbose: int = 0,
     ) -> None:
         super().__init__(verbose)
-        if isinstance(save_freq, bool) or not isinstance(save_freq, int) or save_freq < 1:
-            raise ValueError(f"save_freq must be a positive integer, got {save_freq!r}.")
+        check_positive_int("save_freq", save_freq)
         self.save_freq = save_freq
         self.save_path = Path(save_path)
         self.name_prefix = name_prefix
@@ -624,8 +622,7 @@ class EveryNTimesteps(EventCallback):
     """Run ``callback`` each time another ``n_steps`` environment steps have passed."""
 
     def __init__(self, n_steps: int, callback: RLCallback) -> None:
-        if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 1:
-            raise ValueError(f"n_steps must be a positive integer, got {n_steps!r}.")
+        check_positive_int("n_steps", n_steps)
         super().__init__(callback)
         self.n_steps = n_steps
         self.last_time_trigger = 0

@@ -140,7 +140,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         optimize_memory_usage: store each observation once (see ``ReplayBuffer``).
         n_steps: n-step returns (1: one-step TD targets).
         policy_kwargs: arguments of the policy class.
-        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         verbose: 1 prints the metrics when they are logged.
         seed: seed of python, numpy, torch, the environments, the buffer's sampling and the noise.

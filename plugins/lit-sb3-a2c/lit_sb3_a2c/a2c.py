@@ -65,7 +65,7 @@ class A2C(OnPolicyAlgorithm):
             Gaussian noise; its settings (``log_std_init``, ``full_std``, ``use_expln``, ...) go in ``policy_kwargs``.
         sde_sample_freq: resample the gSDE noise every this many steps (-1: once per rollout).
         normalize_advantage: normalise advantages over the rollout (not in the original algorithm).
-        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         policy_kwargs: arguments for the policy (``net_arch``, ``activation_fn``, ``ortho_init``,
             ``optimizer_class`` such as ``"rmsprop_tf_like"``, ``optimizer_kwargs``, ...).

@@ -77,7 +77,7 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
         target_entropy: entropy the temperature steers toward; ``"auto"`` is ``-dim(A)``.
         policy_delay: critic updates per actor (and temperature) update.
         use_sde / sde_sample_freq / use_sde_at_warmup: gSDE (not available yet).
-        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         policy_kwargs: arguments of the policy (``net_arch``, ``batch_norm``, ``batch_norm_momentum``,
             ``renorm_warmup_steps``, ``n_critics``, ...; see ``CrossQPolicy``).

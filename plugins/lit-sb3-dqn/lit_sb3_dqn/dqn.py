@@ -69,7 +69,7 @@ class DQN(OffPolicyAlgorithm):
         exploration_initial_eps: epsilon at the start.
         exploration_final_eps: epsilon after the decay.
         max_grad_norm: gradient clipping by global norm.
-        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         policy_kwargs: arguments of the policy (``net_arch``, ``activation_fn``, ...).
         verbose: 1 prints the metrics when they are logged.

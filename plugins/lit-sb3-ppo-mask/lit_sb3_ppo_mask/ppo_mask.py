@@ -58,7 +58,7 @@ class MaskablePPO(PPO):
         vf_coef: value loss weight.
         max_grad_norm: gradient clipping by global norm.
         target_kl: stop an iteration's epochs early when the approximate KL exceeds ``1.5 * target_kl``.
-        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         policy_kwargs: arguments for the policy (``net_arch``, ``activation_fn``, ``ortho_init``, ...).
         verbose: 1 prints metrics each iteration.

@@ -75,7 +75,7 @@ class RecurrentPPO(PPO):
             ``policy_kwargs``.
         sde_sample_freq: resample the gSDE noise every this many steps (-1: once per rollout).
         target_kl: stop an iteration's epochs early when the approximate KL exceeds ``1.5 * target_kl``.
-        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         policy_kwargs: arguments for the policy (``lstm_hidden_size``, ``net_arch``, ``activation_fn``, ...).
         verbose: 1 prints metrics each iteration.

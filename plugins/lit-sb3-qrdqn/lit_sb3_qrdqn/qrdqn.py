@@ -48,7 +48,7 @@ class QRDQN(DQN):
         exploration_initial_eps: epsilon at the start.
         exploration_final_eps: epsilon after the decay.
         max_grad_norm: gradient clipping by global norm; None (the default) does not clip.
-        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         policy_kwargs: arguments of the policy (``n_quantiles``, ``net_arch``, ...).
         verbose: 1 prints the metrics when they are logged.

@@ -82,7 +82,7 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
             within a ``train_freq`` chunk (-1: only at the start of each chunk).
         use_sde_at_warmup: with gSDE, act with the (untrained) gSDE policy during the ``learning_starts``
             warm-up instead of uniformly at random.
-        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         policy_kwargs: arguments of the policy (``net_arch``, ``n_critics``, ``activation_fn``, ...).
         verbose: 1 prints the metrics when they are logged.

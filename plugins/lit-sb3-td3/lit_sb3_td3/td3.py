@@ -65,7 +65,7 @@ class TD3(OffPolicyAlgorithm):
         policy_delay: critic updates per actor (and target) update.
         target_policy_noise: standard deviation of the smoothing noise on target actions.
         target_noise_clip: bound of that noise.
-        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         policy_kwargs: arguments of the policy (``net_arch``, ``n_critics``, ``activation_fn``, ...).
         verbose: 1 prints the metrics when they are logged.

@@ -76,7 +76,7 @@ class TQC(SAC):
         top_quantiles_to_drop_per_net: how many of the largest target atoms to drop, per critic network
             (``d`` in the paper; 2 by default). More dropping means more pessimistic targets.
         use_sde / sde_sample_freq / use_sde_at_warmup: gSDE, handled as SAC handles it.
-        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         policy_kwargs: arguments of the policy (``n_quantiles``, ``n_critics``, ``net_arch``, ...).
         verbose: 1 prints the metrics when they are logged.

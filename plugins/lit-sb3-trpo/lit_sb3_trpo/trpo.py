@@ -85,7 +85,7 @@ class TRPO(OnPolicyAlgorithm):
         target_kl: trust-region radius, the largest mean KL between the old and new policy.
         sub_sampling_factor: use every k-th transition for the policy step (faster; see Schulman's thesis,
             http://joschu.net/docs/thesis.pdf, pp. 40-42). The critic always sees the whole rollout.
-        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` (fixed at 100 in lit-sb3 0.1).
+        stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         policy_kwargs: arguments for the policy (``net_arch``, ``activation_fn``, ``ortho_init``, ...).
         verbose: 1 prints metrics each iteration.

@@ -7,7 +7,7 @@ and falls back to this one whenever Lightning has work to do around backward or 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
 import torch
@@ -28,10 +28,20 @@ class Optimization(AlgorithmPart):
     average_gradients_itself: ClassVar[bool] = False
 
     def configure_optimizers(self) -> torch.optim.Optimizer | list[torch.optim.Optimizer] | None:
+        """One optimizer over the whole policy; return a list to train parts with optimizers of their own."""
+        return self.make_optimizer(self.require_policy().parameters())
+
+    def make_optimizer(self, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
+        """The policy's ``optimizer_class`` (with its ``optimizer_kwargs``) over ``params`` at the initial
+        learning rate: what ``configure_optimizers`` builds each optimizer with.
+
+        ``update_learning_rate`` sets every optimizer it is given from the schedule. Adam and AdamW run
+        fused (one kernel for all parameters) unless ``optimizer_kwargs`` choose ``fused``/``foreach``.
+        """
         policy = self.require_policy()
-        optimizer_class = getattr(policy, "optimizer_class", torch.optim.Adam)
-        optimizer_kwargs = getattr(policy, "optimizer_kwargs", {})
-        return make_optimizer(optimizer_class, policy.parameters(), self.lr_schedule(1.0), optimizer_kwargs)
+        cls = getattr(policy, "optimizer_class", torch.optim.Adam)
+        kwargs = getattr(policy, "optimizer_kwargs", None) or {}
+        return make_optimizer(cls, params, self.lr_schedule(1.0), kwargs)
 
     def optimizer_step(  # type: ignore[override]  # not Lightning's hook: manual optimization never calls it
         self,

@@ -85,6 +85,26 @@ class CopiesPolicyKwargs(AuxiliaryHead):
         self.auxiliary_width = auxiliary_width
         policy_kwargs = dict(policy_kwargs or {})
         super().__init__(policy=policy, env=env, policy_kwargs=policy_kwargs, **kwargs)
+
+
+class KeepsTuple(PPO):
+    # Saves a tuple: model.hparams and the model file's JSON rebuild it, hparams.yaml is not plain YAML.
+
+    algo_name = "kit_keeps_tuple"
+
+    def __init__(self, widths=(16,), **kwargs):
+        super().__init__(policy_kwargs={"net_arch": list(widths)}, **kwargs)
+        self.hparams.pop("policy_kwargs")
+
+
+class SavesInSetup(PPO):
+    # Changes self.hparams when fit sets it up: the file Lightning writes names a key no constructor takes.
+
+    algo_name = "kit_saves_in_setup"
+
+    def setup(self, stage):
+        super().setup(stage)
+        self.hparams["fitted_on"] = "CartPole-v1"
 """
 
 PLUGIN = """
@@ -191,3 +211,23 @@ def test_the_fix_the_kit_names_passes(plugins: Plugins, tmp_path: Path) -> None:
     checks.test_hyperparameters_saved_as_plain_values()
     checks.test_hyperparameters_rebuild_the_model(tmp_path / "a")
     checks.test_save_load_round_trip(tmp_path / "b")
+
+
+def test_logged_hyperparameters_that_do_not_rebuild_are_caught(plugins: Plugins, tmp_path: Path) -> None:
+    plugins.algorithm("kit_two_phases", "TwoPhases")
+    plugins.algorithm("kit_keeps_tuple", "KeepsTuple")
+    plugins.algorithm("kit_saves_in_setup", "SavesInSetup")
+    algorithm_kit("kit_two_phases").test_logged_hyperparameters_rebuild_the_model(tmp_path / "good")
+    keeps_tuple = algorithm_kit("kit_keeps_tuple", algo_kwargs={"n_steps": 32, "batch_size": 32})
+    keeps_tuple.test_hyperparameters_rebuild_the_model(tmp_path / "model-file")  # JSON makes it a list
+    with pytest.raises(
+        AssertionError,
+        match=r"(?s)CSVLogger's hparams.yaml is not plain YAML .*widths: !!python/tuple.*lists, not tuples",
+    ):
+        keeps_tuple.test_logged_hyperparameters_rebuild_the_model(tmp_path / "tuple")
+    with pytest.raises(
+        AssertionError,
+        match=r"(?s)SavesInSetup\(\*\*hyperparameters\) with the hyperparameters from CSVLogger's "
+        r"hparams.yaml failed.*Saved, but not arguments of SavesInSetup.__init__: \['fitted_on'\]",
+    ):
+        algorithm_kit("kit_saves_in_setup").test_logged_hyperparameters_rebuild_the_model(tmp_path / "setup")

@@ -481,6 +481,54 @@ class AlgorithmConformance(PluginConformance):
             f"{dict(from_file.hparams)}"
         )
 
+    def test_logged_hyperparameters_rebuild_the_model(self, tmp_path: Path) -> None:
+        """The ``hparams.yaml`` Lightning's loggers write in a fit (from ``hparams_initial``) rebuilds the model.
+
+        It is what a run folder keeps of the model, and what LightningCLI-style tools read back with
+        ``Algo(**yaml.safe_load(...))``; here CSV and TensorBoard loggers write it.
+        """
+        import yaml
+        from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
+
+        from lit_sb3_core import RLEnvDataModule, RLTrainer
+
+        model = self.make_model()
+        loggers = [CSVLogger(tmp_path / "csv"), TensorBoardLogger(tmp_path / "tensorboard")]
+        RLTrainer(
+            max_steps=self.learn_steps,
+            default_root_dir=tmp_path,
+            logger=loggers,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+        ).fit(model, datamodule=RLEnvDataModule(train_env=self.env_ids[0]))
+        expected = json.loads(json.dumps(dict(model.hparams)))
+        for logger in loggers:
+            path = Path(str(logger.log_dir)) / "hparams.yaml"
+            assert path.is_file(), f"{type(logger).__name__} wrote no {path}"
+            try:
+                logged = yaml.safe_load(path.read_text())
+            except yaml.YAMLError as exc:
+                raise AssertionError(
+                    f"{type(logger).__name__}'s {path.name} is not plain YAML ({exc}): save hyperparameters as "
+                    "plain values (lists, not tuples; classes as 'package.module:Class')"
+                ) from exc
+            logged = logged or {}
+            if logged != expected:
+                only_file = sorted(set(logged) - set(expected))
+                only_model = sorted(set(expected) - set(logged))
+                differ = sorted(k for k in set(logged) & set(expected) if logged[k] != expected[k])
+                raise AssertionError(
+                    f"{type(logger).__name__}'s {path.name} is not the model's hyperparameters: only in the "
+                    f"file {only_file}, only in model.hparams {only_model}, different {differ}. Lightning's "
+                    "loggers write hparams_initial, which RLAlgorithm makes the saved hyperparameters: do not "
+                    "override hparams_initial or call save_hyperparameters() again, and change self.hparams "
+                    "only in __init__ (not in setup or other hooks)."
+                )
+            rebuilt = self.rebuild(logged, f"{type(logger).__name__}'s {path.name}", env=self.env_ids[0])
+            assert json.loads(json.dumps(dict(rebuilt.hparams))) == logged, (
+                f"rebuilding from {path.name} changed the hyperparameters: {logged} became {dict(rebuilt.hparams)}"
+            )
+
     def test_seed_reproducible(self) -> None:
         import torch
 

@@ -86,6 +86,7 @@ from lit_sb3_core.nets.distributions import (
     MultiCategoricalDistribution,
     StateDependentNoise,
     StateDependentNoiseDistribution,
+    kl_divergence,
     make_distribution,
 )
 from lit_sb3_core.nets.losses import quantile_huber_loss
@@ -175,6 +176,7 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "DiagGaussianDistribution",
     "StateDependentNoise",
     "StateDependentNoiseDistribution",
+    "kl_divergence",
     "make_distribution",
     # buffers, noise, normalization
     "RolloutBuffer",

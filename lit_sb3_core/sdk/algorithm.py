@@ -345,6 +345,23 @@ class RLAlgorithm(
             )
         return self.policy
 
+    # model files ----------------------------------------------------------------------------------
+    def extra_state(self) -> dict[str, Any]:
+        """State of the algorithm outside its tensors that ``save`` writes into the model file (as JSON).
+
+        Override it with ``load_extra_state`` for what a loaded model must continue with that is neither a
+        hyperparameter nor a tensor: a phase counter, a curriculum stage. Return plain JSON values (tensors
+        belong in the module, ``register_buffer``, and are saved with the weights). Lightning checkpoints
+        carry state through ``on_save_checkpoint``/``on_load_checkpoint`` instead.
+        """
+        return {}
+
+    def load_extra_state(self, state: dict[str, Any]) -> None:
+        """Take back what ``extra_state`` returned; called by ``load`` after the weights and counters.
+
+        ``state`` is empty for a file saved before the algorithm had extra state: keep your defaults then.
+        """
+
     # environments and normalization ---------------------------------------------------------------
     @property
     def datamodule(self) -> RLEnvDataModule:

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, cast
 
 import lightning as L
 import torch
+from lightning.pytorch.core.optimizer import LightningOptimizer
 from torch import nn
 
 from lit_sb3_core.engine.lightning_internals import (
@@ -32,7 +33,7 @@ from lit_sb3_core.engine.lightning_internals import (
 )
 from lit_sb3_core.nets.torch_layers import hook_free
 from lit_sb3_core.sdk.direct_steps import direct_step
-from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, precision_is_plain
+from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, fitting, precision_is_plain
 
 __all__ = ["FastPath", "plain_calls"]
 
@@ -99,7 +100,7 @@ class FastPath(Optimization):
         backward and step call torch directly (saving ~100 us per update: a tenth of a DQN step on
         CartPole, a fifth of a PPO minibatch); otherwise Lightning's path (``Optimization.optimizer_step``).
         """
-        if not self._plain_steps:
+        if not self._plain_steps or not isinstance(optimizer, LightningOptimizer) or not fitting(self):
             super().optimizer_step(optimizer, loss, max_grad_norm, inputs)
             return
         raw = optimizer.optimizer

@@ -154,8 +154,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
     }
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box, spaces.Discrete)
     dispatches_step_callbacks: ClassVar[bool] = True
-    # Several partial backward passes per gradient step (see RLAlgorithm.average_gradients_itself).
-    average_gradients_itself: ClassVar[bool] = True
+    # Several partial backward passes per gradient step (see RLAlgorithm.average_gradients_per_step).
+    average_gradients_per_step: ClassVar[bool] = True
 
     # Built from the env's spaces (see RLAlgorithm); typed as built, as SB3 types it.
     policy: OffPolicyPolicy

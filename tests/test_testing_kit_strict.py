@@ -45,11 +45,45 @@ class TwoPhases(PPO):
             loss = -(log_prob * batch.advantages).mean() + F.mse_loss(values, batch.returns)
             self.optimizer_step(main, loss, self.max_grad_norm)
         for batch in self.rollout_buffer.minibatches(self.batch_size):
-            auxiliary_loss = F.mse_loss(self.policy.predict_values(batch.observations), batch.returns)
+            auxiliary_loss = self.auxiliary_loss(batch)
             if self.steps_auxiliary:
                 self.optimizer_step(auxiliary, auxiliary_loss, self.max_grad_norm)
         self.n_updates += 1
         return {"train/auxiliary_loss": auxiliary_loss.item()}
+
+    def auxiliary_loss(self, batch):
+        return F.mse_loss(self.policy.predict_values(batch.observations), batch.returns)
+
+
+class PhaseSpecific(TwoPhases):
+    # The auxiliary phase trains a head of its own, which the policy phase's loss leaves out: under DDP
+    # that needs average_gradients_per_step.
+
+    algo_name = "kit_phase_specific"
+    average_gradients_per_step = True
+
+    def setup_model(self):
+        super().setup_model()
+        self.policy.aux_value_net = torch.nn.Linear(self.policy.mlp_extractor.latent_dim_pi, 1)
+
+    def configure_optimizers(self):
+        heads = [p for name, p in self.policy.named_parameters() if not name.startswith("aux_value_net")]
+        return [self.make_optimizer(heads), self.make_optimizer(self.policy.parameters())]
+
+    def auxiliary_loss(self, batch):
+        latent_pi, _ = self.policy.latents(batch.observations)
+        return F.mse_loss(self.policy.aux_value_net(latent_pi).squeeze(-1), batch.returns)
+
+
+class PhaseSpecificOldSwitch(PhaseSpecific):
+    algo_name = "kit_phase_specific_old_switch"
+    average_gradients_per_step = False
+    average_gradients_itself = True  # the 0.2 private name still works
+
+
+class PhaseSpecificWithoutSwitch(PhaseSpecific):
+    algo_name = "kit_phase_specific_without_switch"
+    average_gradients_per_step = False
 
 
 class SkipsAuxiliaryStep(TwoPhases):
@@ -231,3 +265,23 @@ def test_logged_hyperparameters_that_do_not_rebuild_are_caught(plugins: Plugins,
         r"hparams.yaml failed.*Saved, but not arguments of SavesInSetup.__init__: \['fitted_on'\]",
     ):
         algorithm_kit("kit_saves_in_setup").test_logged_hyperparameters_rebuild_the_model(tmp_path / "setup")
+
+
+def test_on_policy_ddp_with_phase_specific_parameters_needs_the_public_switch(
+    plugins: Plugins, tmp_path: Path
+) -> None:
+    """Two CPU ranks (gloo) through the kit's DDP check: the auxiliary head only one phase trains."""
+    for name, cls in (
+        ("kit_phase_specific", "PhaseSpecific"),
+        ("kit_phase_specific_old_switch", "PhaseSpecificOldSwitch"),
+        ("kit_phase_specific_without_switch", "PhaseSpecificWithoutSwitch"),
+    ):
+        plugins.algorithm(name, cls)
+    for folder in ("public", "old", "without"):
+        (tmp_path / folder).mkdir()
+    algorithm_kit("kit_phase_specific").test_distributed_training(tmp_path / "public")
+    algorithm_kit("kit_phase_specific_old_switch").test_distributed_training(tmp_path / "old")
+    with pytest.raises(
+        AssertionError, match=r"(?s)training on 2 DDP processes failed.*parameters that were not used"
+    ):
+        algorithm_kit("kit_phase_specific_without_switch").test_distributed_training(tmp_path / "without")

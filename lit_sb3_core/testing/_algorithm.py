@@ -123,9 +123,11 @@ class AlgorithmConformance(PluginConformance):
             check that trains runs on the first, the learn/predict check on each of them.
         algo_kwargs: small hyperparameters so each check trains in seconds.
         learn_steps: environment steps for the checks that train.
-        space_policies: policy alias to use per observation kind for the declared-spaces check, e.g.
-            ``{"Dict": "MultiInputPolicy"}``; by default Dict observations use the algorithm's first
-            ``MultiInput*`` alias, everything else the constructor's default policy.
+        space_policies: ``{observation kind: policy alias}`` for the declared-spaces check, the kind being
+            the gymnasium space class name (``"Box"``, ``"Discrete"``, ``"MultiDiscrete"``,
+            ``"MultiBinary"``, ``"Dict"``), e.g. ``{"Dict": "MultiInputPolicy"}``; by default Dict
+            observations use the algorithm's first ``MultiInput*`` alias, everything else the
+            constructor's default policy.
         stochastic_policy: whether ``predict(obs, deterministic=False)`` samples (PPO, SAC, DQN's epsilon);
             set False for algorithms whose policy is deterministic (TD3, DDPG, ARS), where the check only
             asks that deterministic predictions repeat.

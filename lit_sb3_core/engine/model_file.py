@@ -113,6 +113,18 @@ def save_model(model: RLModel, path: str | Path) -> Path:
             f"Cannot save {type(model).__name__}: a hyperparameter is not a plain JSON value ({exc}). Pass "
             "schedules as numbers or 'lin_<start>' strings and classes as import strings."
         ) from None
+    extra_state = model.extra_state()
+    try:
+        json.dumps(extra_state)
+    except TypeError as exc:
+        raise ModelFileError(
+            f"Cannot save {type(model).__name__}: extra_state() must return plain JSON values ({exc}); keep "
+            "tensors in the module (register_buffer), they are saved with the weights."
+        ) from None
+    if not isinstance(extra_state, dict):
+        raise ModelFileError(
+            f"Cannot save {type(model).__name__}: extra_state() must return a dict, got {type(extra_state).__name__}."
+        )
     assert model.observation_space is not None and model.action_space is not None
     metadata = {
         "format_version": FORMAT_VERSION,
@@ -128,6 +140,7 @@ def save_model(model: RLModel, path: str | Path) -> Path:
         "n_updates": int(model.n_updates),
         "optimizer_param_groups": param_groups,
         "normalization": model.normalization,
+        "extra_state": extra_state,
     }
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     target = _with_suffix(path)
@@ -376,6 +389,9 @@ def _check_metadata(metadata: Any, given: str) -> None:
         check_counter(metadata.get(key, 0), given, key)
     check_param_groups(metadata.get("optimizer_param_groups", []), given)
     check_normalization(metadata.get("normalization"), given)
+    extra_state = metadata.get("extra_state", {})
+    if not isinstance(extra_state, dict) or not all(isinstance(key, str) for key in extra_state):
+        raise refuse(given, "extra_state", f"must be a JSON object, got {extra_state!r}.")
 
 
 def _optimizer_states(archive: _Archive, tensors: dict[str, torch.Tensor]) -> list[dict[str, Any]]:
@@ -571,6 +587,7 @@ def load_model(
     model.iterations = int(metadata.get("iterations", 0))
     model.n_updates = int(metadata.get("n_updates", 0))
     model.pending_optimizer_states = optimizer_states
+    model.load_extra_state(dict(metadata.get("extra_state", {})))
     _set_attributes(model, attributes, source, sorted(parameters))
     if env is not None:
         model.set_env(env)

@@ -104,6 +104,14 @@ class RLModel(Protocol):
         """Attach the observation/reward normalizers a datamodule or model file asks for."""
         ...
 
+    def extra_state(self) -> dict[str, Any]:
+        """Algorithm state outside the tensors, as plain JSON values, for model files."""
+        ...
+
+    def load_extra_state(self, state: dict[str, Any]) -> None:
+        """Take back what ``extra_state`` returned, after a model file is loaded."""
+        ...
+
     def set_env(self, env: Any) -> None:
         """Train on ``env`` from the next ``learn`` (a load's ``env=``); its spaces must match."""
         ...

@@ -106,7 +106,10 @@ class RLTrainer(L.Trainer):
         n_eval_episodes: episodes per evaluation during ``fit``.
         log_every_n_steps: iterations between two metric records (SB3's ``log_interval``); default: the
             algorithm's own (1 for PPO, 100 for A2C, as in SB3).
-        logger: ``None``/``True`` gives that TensorBoard logger; ``False`` disables logging.
+        logger: ``None``/``True`` gives that TensorBoard logger; ``False`` disables logging. Checkpointing
+            stays on (Lightning's default ``ModelCheckpoint``): without a logger it writes
+            ``<default_root_dir or the current folder>/checkpoints/``; pass ``enable_checkpointing=False``
+            (or ``default_root_dir``) too in tests and scripts that should leave no files behind.
         max_epochs, min_epochs, min_steps: rejected; the step budget decides when training ends.
         num_sanity_val_steps: defaults to 0 (a sanity evaluation would cost whole episodes).
         enable_model_summary: defaults to False.

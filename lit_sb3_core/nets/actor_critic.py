@@ -137,7 +137,10 @@ class ActorCriticPolicy(PolicyAPI, nn.Module):
         net_arch: hidden sizes; a list for both branches or ``dict(pi=[...], vf=[...])``.
             Default ``dict(pi=[64, 64], vf=[64, 64])``, no hidden layer (``[]``) after NatureCNN.
         activation_fn: activation class or name. Default ``nn.Tanh``.
-        ortho_init: orthogonal initialisation with SB3's gains (sqrt(2) hidden, 0.01 policy, 1 value).
+        ortho_init: orthogonal initialisation with SB3's gains (sqrt(2) hidden, 0.01 policy, 1 value), of
+            the features extractor(s), ``mlp_extractor``, ``action_net`` and ``value_net`` only: a head a
+            subclass adds after ``super().__init__()`` keeps torch's default initialisation unless it
+            initialises it itself.
         log_std_init: initial log standard deviation for Box actions (of the gSDE weights with gSDE).
         features_extractor_class / features_extractor_kwargs: how observations become features.
             Default: the policy's ``default_features_extractor_class`` (FlattenExtractor for MlpPolicy,
@@ -150,6 +153,16 @@ class ActorCriticPolicy(PolicyAPI, nn.Module):
         use_sde: generalized State-Dependent Exploration for Box actions (the algorithm passes it).
         full_std / use_expln / squash_output / learn_features: gSDE settings, see
             ``lit_sb3_core.nets.distributions.StateDependentNoise``; ``squash_output`` needs ``use_sde``.
+
+    Attributes (the extension points: a subclass adds heads after ``super().__init__()``, see docs/sdk.md):
+        features_extractor / vf_features_extractor: observations to features (``vf_features_extractor``
+            is None when the extractor is shared).
+        mlp_extractor: the actor's and the critic's MLPs on the features; ``mlp_extractor.latent_dim_pi``
+            and ``latent_dim_vf`` are their output widths, the input width of a new head.
+        action_net: the actor's head (the distribution's parameters); ``log_std`` its learned log standard
+            deviation for Box actions (None otherwise).
+        value_net: the critic's head, ``Linear(latent_dim_vf, 1)``.
+        optimizer_class / optimizer_kwargs: what the algorithm's ``make_optimizer`` builds optimizers with.
     """
 
     default_features_extractor_class: ClassVar[type[BaseFeaturesExtractor]] = FlattenExtractor
@@ -350,6 +363,8 @@ class ActorCriticPolicy(PolicyAPI, nn.Module):
         return pi_features, self._call(self.vf_features_extractor, processed)
 
     def distribution(self, latent_pi: torch.Tensor) -> Distribution:
+        """The action distribution for the actor's latent (from ``latents``): ``action_net`` and, for Box
+        actions, ``log_std``; see ``lit_sb3_core.sdk.Distribution`` for what each kind holds."""
         params = self._call(self.action_net, latent_pi)
         if self.log_std is not None:
             if self.sde_noise is not None:
@@ -362,6 +377,8 @@ class ActorCriticPolicy(PolicyAPI, nn.Module):
         return BernoulliDistribution(params)
 
     def latents(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(latent_pi, latent_vf)``: the actor's and the critic's latent vectors for ``obs`` (preprocessed,
+        through the features extractor(s) and ``mlp_extractor``). A new head reads one of them."""
         pi_features, vf_features = self.extract_features(obs)
         mlp = self.mlp_extractor
         if self.plain_calls and type(mlp) is MlpExtractor:

@@ -11,6 +11,12 @@ needs state that outlives one call, the sampled exploration matrices: ``StateDep
 the policy and makes ``StateDependentNoiseDistribution`` values. PPO/A2C use it unsquashed by default; SAC's
 actor (``lit_sb3_core.nets.off_policy_policies.SquashedGaussianActor(use_sde=True)``) uses the tanh-squashed
 variant with learned features and ``sample_and_log_prob``.
+
+What each value holds (read these to build losses, e.g. distillation or a KL penalty): ``log_probs``
+(Categorical: log-softmax of the logits, one row per sample), ``parts`` (MultiCategorical: one
+Categorical per action dimension), ``logits`` (Bernoulli), ``mean`` and ``log_std`` (DiagGaussian; the
+log std broadcast to the mean's shape), ``mean``, ``std`` and ``latent_sde`` (gSDE). ``kl_divergence(old,
+new)`` is ``KL(old || new)`` per sample for any two values of the same class.
 """
 
 from __future__ import annotations
@@ -18,12 +24,14 @@ from __future__ import annotations
 import copy
 import math
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
 from gymnasium import spaces
 from torch import nn
+
+from lit_sb3_core.errors import ConfigurationError
 
 __all__ = [
     "BernoulliDistribution",
@@ -33,6 +41,7 @@ __all__ = [
     "MultiCategoricalDistribution",
     "StateDependentNoise",
     "StateDependentNoiseDistribution",
+    "kl_divergence",
     "make_distribution",
 ]
 
@@ -40,7 +49,12 @@ _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
 class Distribution(ABC):
-    """A batch of action distributions; ``log_prob`` and ``entropy`` return one value per batch row."""
+    """A batch of action distributions; ``log_prob``, ``entropy`` and ``kl_divergence`` return one value per
+    batch row (summed over independent action dimensions).
+
+    A distribution of your own subclasses this and implements the four abstract methods, and
+    ``kl_divergence`` if an algorithm needs the KL (TRPO, PPG, distillation).
+    """
 
     @abstractmethod
     def log_prob(self, actions: torch.Tensor) -> torch.Tensor: ...
@@ -56,6 +70,13 @@ class Distribution(ABC):
 
     def get_actions(self, deterministic: bool = False) -> torch.Tensor:
         return self.mode() if deterministic else self.sample()
+
+    def kl_divergence(self, other: Distribution) -> torch.Tensor:
+        """``KL(self || other)`` per sample; ``other`` is a value of the same class (see ``kl_divergence``)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no KL divergence: implement kl_divergence(self, other) -> Tensor "
+            "(one value per sample) on it."
+        )
 
 
 class CategoricalDistribution(Distribution):
@@ -80,6 +101,10 @@ class CategoricalDistribution(Distribution):
     def mode(self) -> torch.Tensor:
         return self.log_probs.argmax(-1)
 
+    def kl_divergence(self, other: Distribution) -> torch.Tensor:
+        other_log_probs = cast(CategoricalDistribution, other).log_probs
+        return (self.log_probs.exp() * (self.log_probs - other_log_probs)).sum(-1)
+
 
 class MultiCategoricalDistribution(Distribution):
     """MultiDiscrete actions: one independent categorical per dimension."""
@@ -103,6 +128,10 @@ class MultiCategoricalDistribution(Distribution):
 
     def mode(self) -> torch.Tensor:
         return torch.stack([part.mode() for part in self.parts], dim=-1)
+
+    def kl_divergence(self, other: Distribution) -> torch.Tensor:
+        parts = cast(MultiCategoricalDistribution, other).parts
+        return torch.stack([a.kl_divergence(b) for a, b in zip(self.parts, parts)], dim=-1).sum(-1)
 
 
 class BernoulliDistribution(Distribution):
@@ -130,6 +159,15 @@ class BernoulliDistribution(Distribution):
     def mode(self) -> torch.Tensor:
         return (self.logits > 0).float()
 
+    def kl_divergence(self, other: Distribution) -> torch.Tensor:
+        q = cast(BernoulliDistribution, other).logits
+        prob = torch.sigmoid(self.logits)
+        logsigmoid = nn.functional.logsigmoid
+        per_bit = prob * (logsigmoid(self.logits) - logsigmoid(q)) + (1 - prob) * (
+            logsigmoid(-self.logits) - logsigmoid(-q)
+        )
+        return per_bit.sum(-1)
+
 
 class DiagGaussianDistribution(Distribution):
     """Box actions: a Gaussian with a state-independent, learned log standard deviation per dimension."""
@@ -156,6 +194,19 @@ class DiagGaussianDistribution(Distribution):
 
     def mode(self) -> torch.Tensor:
         return self.mean
+
+    def kl_divergence(self, other: Distribution) -> torch.Tensor:
+        q = cast(DiagGaussianDistribution, other)
+        return _gaussian_kl(self.mean, self.log_std, q.mean, q.log_std).sum(-1)
+
+
+def _gaussian_kl(
+    mean_p: torch.Tensor, log_std_p: torch.Tensor, mean_q: torch.Tensor, log_std_q: torch.Tensor
+) -> torch.Tensor:
+    """Elementwise KL between univariate Gaussians N(mean_p, std_p^2) and N(mean_q, std_q^2)."""
+    variance_ratio = torch.exp(2 * (log_std_p - log_std_q))
+    mean_term = ((mean_p - mean_q) * torch.exp(-log_std_q)).pow(2)
+    return 0.5 * (variance_ratio + mean_term - 1) - (log_std_p - log_std_q)
 
 
 class StateDependentNoise:
@@ -312,6 +363,32 @@ class StateDependentNoiseDistribution(Distribution):
 
     def mode(self) -> torch.Tensor:
         return torch.tanh(self.mean) if self.noise.squash_output else self.mean
+
+    def kl_divergence(self, other: Distribution) -> torch.Tensor:
+        # A Gaussian with state-dependent std; a tanh squash is a bijection and leaves the KL unchanged.
+        q = cast(StateDependentNoiseDistribution, other)
+        return _gaussian_kl(self.mean, torch.log(self.std), q.mean, torch.log(q.std)).sum(-1)
+
+
+def kl_divergence(old: Distribution, new: Distribution) -> torch.Tensor:
+    """``KL(old || new)`` for each sample of a batch, summed over independent action dimensions.
+
+    Both are values of the same distribution class (the old and the new policy on the same observations:
+    TRPO's trust region, a PPG or distillation penalty); ``old`` usually comes from a ``torch.no_grad()``
+    pass so gradients flow into ``new`` only.
+
+    Raises:
+        ConfigurationError: the two are of different classes, or the class has no ``kl_divergence``.
+    """
+    if type(old) is not type(new):
+        raise ConfigurationError(
+            f"kl_divergence(old, new) needs two distributions of the same class, got {type(old).__name__} "
+            f"and {type(new).__name__}: evaluate the old and the new policy on the same observations."
+        )
+    try:
+        return old.kl_divergence(new)
+    except NotImplementedError as exc:
+        raise ConfigurationError(str(exc)) from None
 
 
 def make_distribution(action_space: spaces.Space, use_sde: bool = False) -> type[Distribution]:

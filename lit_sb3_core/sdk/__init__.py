@@ -88,6 +88,7 @@ from lit_sb3_core.nets.distributions import (
     MultiCategoricalDistribution,
     StateDependentNoise,
     StateDependentNoiseDistribution,
+    kl_divergence,
     make_distribution,
 )
 from lit_sb3_core.nets.losses import quantile_huber_loss
@@ -178,6 +179,7 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "DiagGaussianDistribution",
     "StateDependentNoise",
     "StateDependentNoiseDistribution",
+    "kl_divergence",
     "make_distribution",
     # buffers, noise, normalization
     "RolloutBuffer",

@@ -34,6 +34,7 @@ other concerns are parts of the class, one module each, next to this one:
 
 from __future__ import annotations
 
+import copy
 import inspect
 import logging
 import random
@@ -45,6 +46,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from gymnasium.vector import VectorEnv
+from lightning.pytorch.utilities.parsing import AttributeDict
 
 from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer
 from lit_sb3_core.engine.lightning_internals import attached_trainer
@@ -216,6 +218,16 @@ class RLAlgorithm(
             self.policy_class()  # an unknown alias fails here, as in SB3, not when training starts
 
     # construction ---------------------------------------------------------------------------------
+    @property
+    def hparams_initial(self) -> AttributeDict:
+        """What Lightning's loggers write (``hparams.yaml``): the saved hyperparameters, as they rebuild the model.
+
+        Lightning's own snapshot is taken inside ``save_hyperparameters``: before RLAlgorithm drops the
+        base-class arguments a subclass fixes (TRPO has no ``ent_coef``) and turns classes and noise objects
+        into plain values. Written as it was, ``Algo(**yaml.safe_load(hparams.yaml))`` would fail.
+        """
+        return AttributeDict(copy.deepcopy(dict(self.hparams)))
+
     @staticmethod
     def probe_spaces(env: Any) -> tuple[spaces.Space, spaces.Space]:
         from lit_sb3_core.engine.datamodule import RLEnvDataModule
@@ -333,6 +345,23 @@ class RLAlgorithm(
                 "the constructor, call learn(..., env=...), or fit it with an RLEnvDataModule first."
             )
         return self.policy
+
+    # model files ----------------------------------------------------------------------------------
+    def extra_state(self) -> dict[str, Any]:
+        """State of the algorithm outside its tensors that ``save`` writes into the model file (as JSON).
+
+        Override it with ``load_extra_state`` for what a loaded model must continue with that is neither a
+        hyperparameter nor a tensor: a phase counter, a curriculum stage. Return plain JSON values (tensors
+        belong in the module, ``register_buffer``, and are saved with the weights). Lightning checkpoints
+        carry state through ``on_save_checkpoint``/``on_load_checkpoint`` instead.
+        """
+        return {}
+
+    def load_extra_state(self, state: dict[str, Any]) -> None:
+        """Take back what ``extra_state`` returned; called by ``load`` after the weights and counters.
+
+        ``state`` is empty for a file saved before the algorithm had extra state: keep your defaults then.
+        """
 
     # environments and normalization ---------------------------------------------------------------
     @property

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, cast
 
 import lightning as L
 import torch
+from lightning.pytorch.core.optimizer import LightningOptimizer
 from torch import nn
 
 from lit_sb3_core.engine.lightning_internals import (
@@ -57,6 +58,7 @@ class FastPath(Optimization):
     # Recorded at the start of training (on_train_start): the policy's modules and their flags per mode.
     _mode_flags: Mapping[bool, list[tuple[nn.Module, bool]]] = MappingProxyType({})
     _plain_steps = False  # see _lightning_steps_are_plain
+    _training_now = False  # between on_train_start and on_train_end
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in self.plain_attributes:
@@ -76,6 +78,11 @@ class FastPath(Optimization):
         train_flags = [(m, m.training) for m in policy.modules() if type(m) not in mode_free]
         self._mode_flags = {False: eval_flags, True: train_flags}
         self._plain_steps = self._lightning_steps_are_plain()
+        self._training_now = True
+
+    def on_train_end(self) -> None:
+        self._training_now = False  # optimizer_step outside fit is plain torch (Optimization.optimizer_step)
+        super().on_train_end()
 
     def set_policy_mode(self, training: bool) -> None:
         """``policy.train(training)``, replayed from flags recorded at the start of training."""
@@ -99,7 +106,9 @@ class FastPath(Optimization):
         backward and step call torch directly (saving ~100 us per update: a tenth of a DQN step on
         CartPole, a fifth of a PPO minibatch); otherwise Lightning's path (``Optimization.optimizer_step``).
         """
-        if not self._plain_steps:
+        # A step outside training (before on_train_start, after on_train_end) and a plain torch optimizer
+        # take Optimization's path, which handles both.
+        if not (self._plain_steps and self._training_now) or not isinstance(optimizer, LightningOptimizer):
             super().optimizer_step(optimizer, loss, max_grad_norm, inputs)
             return
         raw = optimizer.optimizer

@@ -37,7 +37,6 @@ storage never join two episodes (SB3 does the same for memory-optimized buffers)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -61,7 +60,7 @@ from lit_sb3_core.foundation.spaces import (
 from lit_sb3_core.nets.actor_critic import class_to_string
 from lit_sb3_core.nets.off_policy_policies import OffPolicyPolicy
 from lit_sb3_core.registry.names import resolve_named_class
-from lit_sb3_core.sdk.algorithm import RLAlgorithm, clip_grad_norm, make_optimizer
+from lit_sb3_core.sdk.algorithm import RLAlgorithm, clip_grad_norm
 from lit_sb3_core.sdk.fast_path import plain_calls
 
 __all__ = ["OffPolicyAlgorithm", "TrainFreq", "clip_grad_norm", "parse_train_freq"]
@@ -161,8 +160,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
     }
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box, spaces.Discrete)
     dispatches_step_callbacks: ClassVar[bool] = True
-    # Several partial backward passes per gradient step (see RLAlgorithm.average_gradients_itself).
-    average_gradients_itself: ClassVar[bool] = True
+    # Several partial backward passes per gradient step (see RLAlgorithm.average_gradients_per_step).
+    average_gradients_per_step: ClassVar[bool] = True
 
     # Built from the env's spaces (see RLAlgorithm); typed as built, as SB3 types it.
     policy: OffPolicyPolicy
@@ -450,17 +449,6 @@ class OffPolicyAlgorithm(RLAlgorithm):
     def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
         """``gradient_steps`` updates from minibatches of ``batch_size`` (what SB3's ``train`` does)."""
         raise NotImplementedError
-
-    def make_optimizer(self, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
-        """The policy's ``optimizer_class`` over ``params`` at the initial learning rate.
-
-        Adam and AdamW run fused (one kernel for all parameters, ~1.5x faster updates on small networks)
-        unless ``optimizer_kwargs`` choose ``fused``/``foreach`` themselves.
-        """
-        policy = self.require_policy()
-        cls = getattr(policy, "optimizer_class", torch.optim.Adam)
-        kwargs = getattr(policy, "optimizer_kwargs", None) or {}
-        return make_optimizer(cls, params, self.lr_schedule(1.0), kwargs)
 
     def update_learning_rate(self, optimizers: Any) -> float:
         lr = super().update_learning_rate(optimizers)

@@ -7,31 +7,48 @@ and falls back to this one whenever Lightning has work to do around backward or 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
 import torch
 
+from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.sdk.part import AlgorithmPart
 
-__all__ = ["Optimization", "clip_grad_norm", "make_optimizer", "precision_is_plain"]
+__all__ = ["Optimization", "clip_grad_norm", "fitting", "make_optimizer", "precision_is_plain"]
 
 
 class Optimization(AlgorithmPart):
     """RLAlgorithm's optimizers and gradient steps (a part of RLAlgorithm)."""
 
-    # Under DDP, whether optimizer_step averages the gradients itself (backward under ``no_sync``, then
-    # one all-reduce of the stepped optimizer's gradients) instead of DDP's reducer. DDP's reducer expects
-    # one backward over every parameter per forward; algorithms that run several backward passes per
-    # batch, each over part of the module (SAC: the temperature, the critics, the actor through the
-    # critics), set this.
+    average_gradients_per_step: ClassVar[bool] = False
+    """Under DDP, whether ``optimizer_step`` averages the gradients over the ranks itself (backward under
+    ``no_sync``, then one all-reduce of the stepped optimizer's gradients) instead of DDP's reducer.
+
+    DDP's reducer expects one backward over every parameter per forward, and fails with "parameters that
+    were not used in producing loss" otherwise. Set it True in an algorithm whose gradient steps each cover
+    part of the module: several optimizers (SAC: the temperature, the critics, the actor), or phases with
+    parameters of their own (an auxiliary value head trained in a phase of its own, on-policy or off).
+    OffPolicyAlgorithm sets it. Costs one all-reduce per step, as DDP's reducer does.
+    """
     average_gradients_itself: ClassVar[bool] = False
+    """Deprecated (0.2) private name of ``average_gradients_per_step``; setting it still works."""
 
     def configure_optimizers(self) -> torch.optim.Optimizer | list[torch.optim.Optimizer] | None:
+        """One optimizer over the whole policy; return a list to train parts with optimizers of their own."""
+        return self.make_optimizer(self.require_policy().parameters())
+
+    def make_optimizer(self, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
+        """The policy's ``optimizer_class`` (with its ``optimizer_kwargs``) over ``params`` at the initial
+        learning rate: what ``configure_optimizers`` builds each optimizer with.
+
+        ``update_learning_rate`` sets every optimizer it is given from the schedule. Adam and AdamW run
+        fused (one kernel for all parameters) unless ``optimizer_kwargs`` choose ``fused``/``foreach``.
+        """
         policy = self.require_policy()
-        optimizer_class = getattr(policy, "optimizer_class", torch.optim.Adam)
-        optimizer_kwargs = getattr(policy, "optimizer_kwargs", {})
-        return make_optimizer(optimizer_class, policy.parameters(), self.lr_schedule(1.0), optimizer_kwargs)
+        cls = getattr(policy, "optimizer_class", torch.optim.Adam)
+        kwargs = getattr(policy, "optimizer_kwargs", None) or {}
+        return make_optimizer(cls, params, self.lr_schedule(1.0), kwargs)
 
     def optimizer_step(  # type: ignore[override]  # not Lightning's hook: manual optimization never calls it
         self,
@@ -42,14 +59,28 @@ class Optimization(AlgorithmPart):
     ) -> None:
         """Zero, backward (only into ``inputs`` when given), clip by global norm, step.
 
-        Algorithms call this for every gradient step instead of Lightning's optimizer calls. With full
+        Algorithms call this for every gradient step instead of Lightning's optimizer calls, with an
+        optimizer from ``self.optimizers()`` (Lightning's wrapper) or a plain ``torch.optim.Optimizer``.
+        During fit, backward goes through Lightning (precision plugins, DDP); Lightning's step counter
+        (``trainer.global_step``) counts the steps of its wrapped optimizers only. Outside fit (no trainer
+        running: a test, a hand-written loop, fine-tuning a loaded model) it is plain torch: zero_grad,
+        ``loss.backward()``, the same clipping, ``step()``, with no precision plugin and no DDP. With full
         32-bit precision (or bf16 autocast) the clipping runs as three foreach kernels instead of
         Lightning's ``clip_gradients`` (several times slower on small networks); other precision plugins
         (AMP, which must unscale first) go through Lightning.
         """
+        if not fitting(self):
+            raw = getattr(optimizer, "optimizer", optimizer)  # a LightningOptimizer left from a finished fit
+            raw.zero_grad(set_to_none=True)
+            loss.backward(inputs=inputs)
+            if max_grad_norm is not None:
+                clip_grad_norm(raw.param_groups, max_grad_norm)
+            raw.step()
+            return
         optimizer.zero_grad(set_to_none=True)
         ddp_model: Any = self.trainer.strategy.model if self.world_size > 1 else None
-        if self.average_gradients_itself and ddp_model is not None and hasattr(ddp_model, "no_sync"):
+        averages = self.average_gradients_per_step or self.average_gradients_itself
+        if averages and ddp_model is not None and hasattr(ddp_model, "no_sync"):
             with ddp_model.no_sync():
                 self.manual_backward(loss, **({} if inputs is None else {"inputs": inputs}))
             self._average_gradients_over_ranks(optimizer)
@@ -89,6 +120,14 @@ class Optimization(AlgorithmPart):
             for group in optimizer.param_groups:
                 group["lr"] = lr
         return lr
+
+
+def fitting(module: Any) -> bool:
+    """Whether ``module`` is attached to a Trainer that is running (``fit``, or an evaluation loop)."""
+    from lightning.pytorch.trainer.states import TrainerStatus
+
+    trainer = attached_trainer(module)
+    return trainer is not None and trainer.state.status == TrainerStatus.RUNNING
 
 
 def precision_is_plain(plugin: Any) -> bool:

@@ -13,9 +13,11 @@ full check, exactly as a third party would::
 
 - :class:`AlgorithmConformance` — an algorithm (``lit_sb3_register_algorithms``): discovery, learn and
   predict on every env and every declared kind of space within one collection unit of the budget, a
-  short fit that moves every optimizer's weights, ``predict`` honouring ``deterministic``, undeclared
-  spaces refused, hyperparameters plain and rebuilding the model (from ``hparams``, a model file and a
-  checkpoint), seeds reproducible, model-file round trip, checkpoint resume continuing the counters.
+  short fit that steps every optimizer and moves its weights, ``predict`` honouring ``deterministic``,
+  undeclared spaces refused, constructors leaving their arguments unchanged (each gets its own deep copy
+  of ``algo_kwargs``), hyperparameters plain, saved as given and rebuilding the model (from ``hparams``,
+  a model file, a checkpoint and the loggers' ``hparams.yaml``), seeds reproducible, model-file round
+  trip, checkpoint resume continuing the counters, two-rank DDP.
 - :class:`PolicyConformance` — a policy alias for an existing algorithm (``lit_sb3_register_policies``):
   the alias resolves for that algorithm, and a model built with it learns, predicts, saves and loads.
 - :class:`CallbackConformance` — a named callback (``lit_sb3_register_callbacks``): ``make_callback``

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any, ClassVar
@@ -81,6 +82,32 @@ def _rebuild_advice(cls: type, hparams: dict[str, Any], source: str, exc: Except
     return "\n".join(lines)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """``a == b`` for plain values; values without a plain equality (arrays, tensors) count as the same."""
+    try:
+        return bool(a == b)
+    except Exception:
+        return True
+
+
+def check_arguments_unchanged(given: dict[str, Any], pristine: dict[str, Any], cls_name: str) -> None:
+    """Constructing ``cls_name`` left the keyword arguments it was given as they were (``pristine``).
+
+    A constructor that changes a caller's dict in place (``policy_kwargs.pop("width")``) saves hyperparameters
+    without what it took out, and hands every later caller of the same dict a different model.
+    """
+    changed = [key for key in pristine if key not in given or not _same(given[key], pristine[key])]
+    if changed:
+        details = "; ".join(f"{key}: given {pristine[key]!r}, left as {given.get(key)!r}" for key in changed)
+        raise AssertionError(
+            f"constructing {cls_name} changed the arguments it was given ({details}). A constructor must not "
+            "change its arguments in place: the caller's dict (a config, the kit's algo_kwargs) then builds a "
+            "different model the next time, and the saved hyperparameters lose what was taken out, so model "
+            "files stop loading. Copy before changing (policy_kwargs = dict(policy_kwargs or {}); "
+            "width = policy_kwargs.pop('width', 8)), and save what you took out as an argument of your own."
+        )
+
+
 def _first(obs: Any) -> Any:
     return {key: value[0] for key, value in obs.items()} if isinstance(obs, dict) else obs[0]
 
@@ -96,9 +123,11 @@ class AlgorithmConformance(PluginConformance):
             check that trains runs on the first, the learn/predict check on each of them.
         algo_kwargs: small hyperparameters so each check trains in seconds.
         learn_steps: environment steps for the checks that train.
-        space_policies: policy alias to use per observation kind for the declared-spaces check, e.g.
-            ``{"Dict": "MultiInputPolicy"}``; by default Dict observations use the algorithm's first
-            ``MultiInput*`` alias, everything else the constructor's default policy.
+        space_policies: ``{observation kind: policy alias}`` for the declared-spaces check, the kind being
+            the gymnasium space class name (``"Box"``, ``"Discrete"``, ``"MultiDiscrete"``,
+            ``"MultiBinary"``, ``"Dict"``), e.g. ``{"Dict": "MultiInputPolicy"}``; by default Dict
+            observations use the algorithm's first ``MultiInput*`` alias, everything else the
+            constructor's default policy.
         stochastic_policy: whether ``predict(obs, deterministic=False)`` samples (PPO, SAC, DQN's epsilon);
             set False for algorithms whose policy is deterministic (TD3, DDPG, ARS), where the check only
             asks that deterministic predictions repeat.
@@ -122,14 +151,22 @@ class AlgorithmConformance(PluginConformance):
 
         return get_algo_class(self.algo_name)
 
+    def kit_kwargs(self) -> dict[str, Any]:
+        """A fresh deep copy of ``algo_kwargs``: no construction sees what another one did to its arguments."""
+        return copy.deepcopy(dict(self.algo_kwargs))
+
     def make_model(self, env_id: Any = None, **overrides: Any) -> Any:
-        """A fresh model from the registry with this class's small hyperparameters."""
+        """A fresh model from the registry with this class's small hyperparameters.
+
+        Every construction gets its own deep copy of ``algo_kwargs``, and is checked to leave it unchanged.
+        """
         from lit_sb3_core import make_algo
 
-        kwargs = {"seed": 0, **self.algo_kwargs, **overrides}
-        if env_id is not None:
-            kwargs["env"] = env_id
-        return make_algo(self.algo_name, **kwargs)
+        kwargs = {"seed": 0, **self.kit_kwargs(), **copy.deepcopy(overrides)}
+        pristine = copy.deepcopy(kwargs)
+        model = make_algo(self.algo_name, **({} if env_id is None else {"env": env_id}), **kwargs)
+        check_arguments_unchanged(kwargs, pristine, type(model).__name__)
+        return model
 
     sample_observations = staticmethod(sample_observations)
 
@@ -192,10 +229,13 @@ class AlgorithmConformance(PluginConformance):
         A failure names the keys to fix: saved but not taken by the constructor, or taken but not saved.
         """
         cls = self.algo_class()
+        given, pristine = copy.deepcopy(hparams), copy.deepcopy(hparams)
         try:
-            return cls(**hparams) if env is None else cls(env=env, **hparams)
+            model = cls(**given) if env is None else cls(env=env, **given)
         except Exception as exc:
-            raise AssertionError(_rebuild_advice(cls, hparams, source, exc)) from exc
+            raise AssertionError(_rebuild_advice(cls, pristine, source, exc)) from exc
+        check_arguments_unchanged(given, pristine, cls.__name__)
+        return model
 
     def policy_for(self, observation_kind: str) -> str | None:
         """The policy alias the declared-spaces check uses for ``observation_kind`` (None: the default)."""
@@ -243,10 +283,21 @@ class AlgorithmConformance(PluginConformance):
 
         from lit_sb3_core import RLEnvDataModule, RLTrainer
 
-        seen: dict[str, Any] = {}
+        seen: dict[str, Any] = {"steps": []}
+        hooks: list[Any] = []
+
+        def counter(index: int) -> Any:
+            def count(*args: Any) -> None:
+                seen["steps"][index] += 1
+
+            return count
 
         class Snapshot(Callback):
             def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+                # Count each optimizer's steps: parameters that two optimizers share move when either steps.
+                seen["steps"] = [0] * len(trainer.optimizers)
+                for index, optimizer in enumerate(trainer.optimizers):
+                    hooks.append(optimizer.register_step_post_hook(counter(index)))
                 names = {id(p): name for name, p in pl_module.named_parameters()}
                 seen["before"] = {name: p.detach().clone() for name, p in pl_module.named_parameters()}
                 seen["optimizers"] = [
@@ -263,14 +314,18 @@ class AlgorithmConformance(PluginConformance):
 
         model = self.make_model()
         env = self.env_ids[0]
-        RLTrainer(
-            max_steps=self.learn_steps,
-            default_root_dir=tmp_path,
-            logger=False,
-            enable_checkpointing=False,
-            enable_progress_bar=False,
-            callbacks=[Snapshot()],
-        ).fit(model, datamodule=RLEnvDataModule(train_env=env))
+        try:
+            RLTrainer(
+                max_steps=self.learn_steps,
+                default_root_dir=tmp_path,
+                logger=False,
+                enable_checkpointing=False,
+                enable_progress_bar=False,
+                callbacks=[Snapshot()],
+            ).fit(model, datamodule=RLEnvDataModule(train_env=env))
+        finally:
+            for hook in hooks:
+                hook.remove()
         self.check_budget(model, self.learn_steps, f"RLTrainer.fit on {env}")
         fit = f"a {self.learn_steps}-step fit on {env}"
         hint = (
@@ -279,6 +334,20 @@ class AlgorithmConformance(PluginConformance):
             "(learning_starts, gradient_steps), make algo_kwargs small enough that learn_steps="
             f"{self.learn_steps} includes some."
         )
+        for index, ((kind, parameters), steps) in enumerate(zip(seen["optimizers"], seen["steps"])):
+            if steps == 0 and parameters:  # (Lightning stands in a parameterless one for None)
+                names = [name for name, _, _ in parameters]
+                listed = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+                raise AssertionError(
+                    f"{fit} never stepped optimizer {index} ({kind} over {listed}) of the "
+                    f"{len(seen['steps'])} that configure_optimizers returns (steps per optimizer: "
+                    f"{seen['steps']}): every optimizer a plugin returns must step. Call "
+                    "self.optimizer_step(optimizer, loss) for it in each phase that computes its loss (an "
+                    "auxiliary phase too; when two optimizers share parameters, the other one's steps move "
+                    "them, so only the count shows it), or stop returning it from configure_optimizers. "
+                    f"If its phase runs only every few iterations, make algo_kwargs small enough that "
+                    f"learn_steps={self.learn_steps} includes one."
+                )
         for index, (kind, parameters) in enumerate(seen["optimizers"]):
             if parameters and not any(not torch.equal(p.detach(), before) for _, p, before in parameters):
                 names = [name for name, _, _ in parameters]
@@ -368,6 +437,8 @@ class AlgorithmConformance(PluginConformance):
             )
 
     def test_hyperparameters_saved_as_plain_values(self) -> None:
+        """Every argument the kit gives is saved as given (compared with a copy no constructor saw)."""
+        pristine = self.kit_kwargs()
         model = self.make_model(self.env_ids[0])
         hparams = dict(model.hparams)
         try:
@@ -377,9 +448,13 @@ class AlgorithmConformance(PluginConformance):
                 f"the saved hyperparameters must be plain JSON values (numbers, strings, lists, dicts): {exc}. "
                 "Store classes as import strings ('package.module:Class')."
             ) from exc
-        for key, value in self.algo_kwargs.items():
+        for key, value in pristine.items():
             assert key in hparams, f"hyperparameter {key!r} not saved: self.hparams has {sorted(hparams)}"
-            assert hparams[key] == value, f"hyperparameter {key!r} saved as {hparams[key]!r}, given {value!r}"
+            assert _same(hparams[key], value), (
+                f"hyperparameter {key!r} saved as {hparams[key]!r}, given {value!r}: save every argument as "
+                "it was given (a constructor that takes a setting out of a dict argument must copy the dict "
+                "first and save the setting as an argument of its own), or the model file rebuilds another model"
+            )
 
     def test_hyperparameters_rebuild_the_model(self, tmp_path: Path) -> None:
         """``Cls(**hparams)`` from ``model.hparams`` and from a model file builds the same model.
@@ -407,6 +482,54 @@ class AlgorithmConformance(PluginConformance):
             f"rebuilding from the model file's hyperparameters changed them: {saved} became "
             f"{dict(from_file.hparams)}"
         )
+
+    def test_logged_hyperparameters_rebuild_the_model(self, tmp_path: Path) -> None:
+        """The ``hparams.yaml`` Lightning's loggers write in a fit (from ``hparams_initial``) rebuilds the model.
+
+        It is what a run folder keeps of the model, and what LightningCLI-style tools read back with
+        ``Algo(**yaml.safe_load(...))``; here CSV and TensorBoard loggers write it.
+        """
+        import yaml
+        from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
+
+        from lit_sb3_core import RLEnvDataModule, RLTrainer
+
+        model = self.make_model()
+        loggers = [CSVLogger(tmp_path / "csv"), TensorBoardLogger(tmp_path / "tensorboard")]
+        RLTrainer(
+            max_steps=self.learn_steps,
+            default_root_dir=tmp_path,
+            logger=loggers,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+        ).fit(model, datamodule=RLEnvDataModule(train_env=self.env_ids[0]))
+        expected = json.loads(json.dumps(dict(model.hparams)))
+        for logger in loggers:
+            path = Path(str(logger.log_dir)) / "hparams.yaml"
+            assert path.is_file(), f"{type(logger).__name__} wrote no {path}"
+            try:
+                logged = yaml.safe_load(path.read_text())
+            except yaml.YAMLError as exc:
+                raise AssertionError(
+                    f"{type(logger).__name__}'s {path.name} is not plain YAML ({exc}): save hyperparameters as "
+                    "plain values (lists, not tuples; classes as 'package.module:Class')"
+                ) from exc
+            logged = logged or {}
+            if logged != expected:
+                only_file = sorted(set(logged) - set(expected))
+                only_model = sorted(set(expected) - set(logged))
+                differ = sorted(k for k in set(logged) & set(expected) if logged[k] != expected[k])
+                raise AssertionError(
+                    f"{type(logger).__name__}'s {path.name} is not the model's hyperparameters: only in the "
+                    f"file {only_file}, only in model.hparams {only_model}, different {differ}. Lightning's "
+                    "loggers write hparams_initial, which RLAlgorithm makes the saved hyperparameters: do not "
+                    "override hparams_initial or call save_hyperparameters() again, and change self.hparams "
+                    "only in __init__ (not in setup or other hooks)."
+                )
+            rebuilt = self.rebuild(logged, f"{type(logger).__name__}'s {path.name}", env=self.env_ids[0])
+            assert json.loads(json.dumps(dict(rebuilt.hparams))) == logged, (
+                f"rebuilding from {path.name} changed the hyperparameters: {logged} became {dict(rebuilt.hparams)}"
+            )
 
     def test_seed_reproducible(self) -> None:
         import torch

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 from pathlib import Path
 from typing import Any, ClassVar
@@ -71,7 +72,7 @@ class CallbackConformance(PluginConformance):
     def make_model(self) -> Any:
         from lit_sb3_core import make_algo
 
-        return make_algo(self.algo_name, env=self.env_id, seed=0, **self.algo_kwargs)
+        return make_algo(self.algo_name, env=self.env_id, seed=0, **copy.deepcopy(self.algo_kwargs))
 
     @staticmethod
     def watch(callback: Any) -> dict[str, int]:

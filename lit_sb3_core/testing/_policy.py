@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from lit_sb3_core.testing._algorithm import sample_observations
+from lit_sb3_core.testing._algorithm import check_arguments_unchanged, sample_observations
 from lit_sb3_core.testing._plugin import PluginConformance
 
 __all__ = ["PolicyConformance"]
@@ -54,13 +55,14 @@ class PolicyConformance(PluginConformance):
         """A model of ``algo_name`` built with this plugin's policy alias."""
         from lit_sb3_core import make_algo
 
-        kwargs: dict[str, Any] = {"policy": self.policy_alias, "seed": 0, **self.algo_kwargs}
+        kwargs: dict[str, Any] = {"policy": self.policy_alias, "seed": 0, **copy.deepcopy(self.algo_kwargs)}
         if self.policy_kwargs is not None:
-            kwargs["policy_kwargs"] = dict(self.policy_kwargs)
-        kwargs.update(overrides)
-        if env_id is not None:
-            kwargs["env"] = env_id
-        return make_algo(self.algo_name, **kwargs)
+            kwargs["policy_kwargs"] = copy.deepcopy(self.policy_kwargs)
+        kwargs.update(copy.deepcopy(overrides))
+        pristine = copy.deepcopy(kwargs)
+        model = make_algo(self.algo_name, **({} if env_id is None else {"env": env_id}), **kwargs)
+        check_arguments_unchanged(kwargs, pristine, f"{type(model).__name__}(policy={self.policy_alias!r})")
+        return model
 
     sample_observations = staticmethod(sample_observations)
 

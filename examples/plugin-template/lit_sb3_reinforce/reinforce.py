@@ -24,8 +24,15 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
-from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import ACTOR_CRITIC_ALIASES, OnPolicyAlgorithm, Schedule, explained_variance
+from lit_sb3_core.sdk import (
+    ACTOR_CRITIC_ALIASES,
+    OnPolicyAlgorithm,
+    Schedule,
+    check_bool,
+    check_number,
+    check_positive_number,
+    explained_variance,
+)
 
 __all__ = ["REINFORCE"]
 
@@ -82,18 +89,14 @@ class REINFORCE(OnPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
     ) -> None:
-        # Validate before anything is built, and say what is allowed.
-        if not isinstance(use_baseline, bool):
-            raise ConfigurationError(f"REINFORCE use_baseline must be True or False, got {use_baseline!r}.")
-        for name, value in (("ent_coef", ent_coef), ("vf_coef", vf_coef)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ConfigurationError(f"REINFORCE {name} must be a number >= 0, got {value!r}.")
-        if max_grad_norm is not None and not max_grad_norm > 0:
-            raise ConfigurationError(
-                f"REINFORCE max_grad_norm must be positive (or None to disable clipping), got {max_grad_norm!r}."
-            )
-        self.use_baseline = use_baseline
-        self.normalize_advantage = normalize_advantage
+        # Validate before anything is built, with the SDK's validators: each bad value gets the same
+        # message as in every other algorithm (what was given, what is allowed), and a value read back from a
+        # model file or checkpoint is named there. (OnPolicyAlgorithm checks its own arguments.)
+        self.use_baseline = check_bool("use_baseline", use_baseline)
+        self.normalize_advantage = check_bool("normalize_advantage", normalize_advantage)
+        check_number("ent_coef", ent_coef, minimum=0.0)
+        check_number("vf_coef", vf_coef, minimum=0.0)
+        check_positive_number("max_grad_norm", max_grad_norm, allow_none=True)
         super().__init__(
             policy=policy,
             env=env,
@@ -121,11 +124,11 @@ class REINFORCE(OnPolicyAlgorithm):
     def train_on_rollout(self) -> dict[str, float]:
         """One policy-gradient step on the whole rollout (plus the baseline's regression, if any)."""
         buffer, policy = self.rollout_buffer, self.policy
-        assert buffer is not None and isinstance(policy, torch.nn.Module)
+        assert buffer is not None
         optimizer = self.optimizers()
         learning_rate = self.update_learning_rate(optimizer)
 
-        (batch,) = buffer.minibatches(None)  # the whole rollout, shuffled: one batch
+        (batch,) = buffer.minibatches(None)  # the whole rollout as one batch, in order
         values, log_prob, entropy = policy.evaluate_actions(batch.observations, batch.actions)
         # With gae_lambda=1, returns are the Monte-Carlo returns G_t and advantages are G_t - V_old(s_t).
         weights = batch.advantages if self.use_baseline else batch.returns

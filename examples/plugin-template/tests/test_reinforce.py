@@ -55,8 +55,9 @@ def test_saved_hyperparameters_are_exactly_the_constructor_arguments() -> None:
     ("kwargs", "message"),
     [
         ({"use_baseline": "yes"}, "use_baseline must be True or False"),
-        ({"vf_coef": -1.0}, "vf_coef must be a number >= 0"),
-        ({"max_grad_norm": 0.0}, "max_grad_norm must be positive"),
+        ({"vf_coef": -1.0}, "vf_coef must be a finite number >= 0, got -1.0"),
+        ({"ent_coef": float("nan")}, "ent_coef must be a finite number >= 0, got nan"),
+        ({"max_grad_norm": 0.0}, "max_grad_norm must be a finite number > 0 or None, got 0.0"),
         ({"n_steps": 0}, "n_steps must be a positive integer"),
     ],
 )

@@ -26,6 +26,7 @@ __all__ = [
     "check_named_classes",
     "check_normalization",
     "check_param_groups",
+    "check_plain_values",
     "check_spaces",
     "check_state_against",
     "check_tensor_values",
@@ -92,6 +93,38 @@ def check_normalization(config: Any, source: str, field: str = "normalization") 
     gamma = config["gamma"]
     if gamma is not None and not (_number(gamma) and 0 <= gamma <= 1):
         raise refuse(source, f"{field}.gamma", f"must be null or a number in [0, 1], got {_short(gamma)}.")
+
+
+MAX_NESTING = 100
+_PLAIN_SCALARS = (str, int, float, bool, type(None))
+
+
+def check_plain_values(value: Any, source: str, field: str, max_depth: int = MAX_NESTING) -> None:
+    """Hyperparameters read from a file are plain values: numbers, strings, lists, tuples and mappings.
+
+    A function or class (a YAML ``!!python/name:`` tag, an object unpickled from a trusted checkpoint)
+    would be called by the first ``learn()``; such a value is refused, and so is nesting deeper than
+    ``max_depth`` (walked without recursion, so no ``RecursionError`` escapes).
+    """
+    stack: list[tuple[Any, str, int]] = [(value, field, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, _PLAIN_SCALARS):
+            continue
+        if depth >= max_depth:
+            raise refuse(source, field, f"are nested more than {max_depth} levels deep (at {where}).")
+        if isinstance(item, dict):
+            stack.extend((v, f"{where}.{k}", depth + 1) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(item))
+        else:
+            raise refuse(
+                source,
+                where,
+                f"is a {type(item).__name__} ({_short(item)}), not a plain value: a file may hold numbers, "
+                "strings, lists and mappings only (name classes by their registered name, schedules as "
+                "strings such as 'lin_3e-4').",
+            )
 
 
 def check_param_groups(groups: Any, source: str, field: str = "optimizer_param_groups") -> None:

@@ -24,6 +24,7 @@ from lit_sb3.common.running_mean_std import RunningMeanStd
 from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer
 from lit_sb3_core.engine.sb3_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
 from lit_sb3_core.errors import ModelFileError
+from lit_sb3_core.foundation.files import write_atomically
 from lit_sb3_core.foundation.spaces import is_image_space
 
 __all__ = ["VecNormalize", "save_statistics"]
@@ -297,8 +298,7 @@ def save_statistics(vec_normalize: Any, save_path: str | Path) -> None:
         prefix = "obs" if key is None else f"obs/{key}"
         arrays.update(_moments(rms, prefix))
     arrays.update(_moments(vec_normalize.ret_rms, "ret"))
-    with open(save_path, "wb") as file:
-        np.savez(file, **arrays)
+    write_atomically(save_path, lambda file: np.savez(file, **arrays))  # a failed save keeps the old file
 
 
 def _moments(rms: Any, prefix: str) -> dict[str, np.ndarray]:

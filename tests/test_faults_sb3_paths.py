@@ -1,0 +1,218 @@
+"""Fault catalogue, the load and save paths added after the first catalogue (issue 26): hyperparameter
+files, SB3-shaped saves, export, SB3's vector envs. Each case ends in a clear LitSb3Error naming the file,
+field or env and the fix; nothing runs code from a file, a failed write keeps the previous file.
+
+Real files, real training, real processes."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lit_sb3 import PPO, RLEnvDataModule, RLTrainer
+from lit_sb3_core.errors import ModelFileError
+
+SMALL = {"n_steps": 32, "batch_size": 32, "n_epochs": 1, "seed": 0}
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real checkpoint of a 64-step PPO run."""
+    root = tmp_path_factory.mktemp("run")
+    trainer = RLTrainer(max_steps=64, default_root_dir=root, enable_progress_bar=False)
+    trainer.fit(PPO(**SMALL), datamodule=RLEnvDataModule(train_env="CartPole-v1"))
+    (path,) = root.rglob("*.ckpt")
+    return path
+
+
+# --- 1. No code from YAML -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def recording_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An imported module whose ``record`` leaves a marker file when called: the payload's target."""
+    marker = tmp_path / "called"
+    (tmp_path / "issue26_payload.py").write_text(
+        textwrap.dedent(
+            f"""
+            def record(progress_remaining=1.0):
+                open({str(marker)!r}, "w").write("called")
+                return 3e-4
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    __import__("issue26_payload")
+    yield marker
+    sys.modules.pop("issue26_payload", None)
+
+
+def test_a_python_name_tag_in_an_hparams_file_is_refused_and_never_called(
+    checkpoint: Path, tmp_path: Path, recording_module: Path
+) -> None:
+    from lightning.pytorch.core.saving import load_hparams_from_yaml
+
+    hparams = tmp_path / "hparams.yaml"
+    hparams.write_text("learning_rate: !!python/name:issue26_payload.record\nn_steps: 32\n")
+    # The payload is real: Lightning's own reader turns it into the module's function.
+    assert callable(load_hparams_from_yaml(str(hparams))["learning_rate"])
+    with pytest.raises(ModelFileError, match=r"hparams.yaml'.*build a Python object.*safe loader.*lin_3e-4"):
+        PPO.load_from_checkpoint(checkpoint, hparams_file=hparams)
+    assert not recording_module.exists()
+
+
+def test_an_hparams_file_with_a_plain_schedule_string_still_loads(checkpoint: Path, tmp_path: Path) -> None:
+    hparams = tmp_path / "hparams.yaml"
+    hparams.write_text("learning_rate: lin_3e-4\nn_steps: 32\nbatch_size: 32\nn_epochs: 1\n")
+    model = PPO.load_from_checkpoint(checkpoint, hparams_file=hparams)
+    assert model.hparams["learning_rate"] == "lin_3e-4"
+    model.learn(64, env="CartPole-v1")  # the schedule string works
+    assert model.num_timesteps >= 64
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("learning_rate: [1, 2\n", r"is not valid YAML"),
+        ("- 1\n- 2\n", r"must map argument names to values"),
+        ("policy_kwargs: " + "[" * 5000 + "]" * 5000 + "\n", r"nested"),
+    ],
+    ids=["broken", "a list", "deeply nested"],
+)
+def test_a_broken_hparams_file_is_named(checkpoint: Path, tmp_path: Path, text: str, message: str) -> None:
+    hparams = tmp_path / "hparams.yml"
+    hparams.write_text(text)
+    with pytest.raises(ModelFileError, match=r"hparams.yml'.*" + message):
+        PPO.load_from_checkpoint(checkpoint, hparams_file=hparams)
+
+
+def test_a_function_in_a_trusted_checkpoints_hyperparameters_is_refused(
+    checkpoint: Path, tmp_path: Path, recording_module: Path
+) -> None:
+    import issue26_payload  # type: ignore[import-not-found]
+    import torch
+
+    data = torch.load(checkpoint, weights_only=False)
+    data["hyper_parameters"]["learning_rate"] = issue26_payload.record
+    tampered = tmp_path / "fn.ckpt"
+    torch.save(data, tampered)
+    with pytest.raises(
+        ModelFileError, match=r"fn.ckpt'.*hyper_parameters.learning_rate is a function.*not a plain value"
+    ):
+        PPO.load_from_checkpoint(tampered, weights_only=False)
+    assert not recording_module.exists()
+
+
+# --- 2. Every save atomic; export never writes over its input --------------------------------------------
+
+
+def _vec_normalize(steps: int = 20):  # type: ignore[no-untyped-def]
+    import gymnasium as gym
+
+    from lit_sb3.common.vec_env import DummyVecEnv, VecNormalize
+
+    env = VecNormalize(DummyVecEnv([lambda: gym.make("CartPole-v1")]))
+    env.reset()
+    for _ in range(steps):
+        env.step(np.array([env.action_space.sample()]))
+    return env
+
+
+def _full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every later fsync fails as on a full disk: the data is written but never reaches the platter."""
+    import errno
+    import os
+
+    def fail(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", fail)
+
+
+def test_a_failed_vec_normalize_save_keeps_the_previous_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lit_sb3.common.vec_env import VecNormalize
+
+    env = _vec_normalize()
+    path = tmp_path / "vecnormalize.pkl"
+    env.save(path)
+    before = path.read_bytes()
+    for _ in range(20):
+        env.step(np.array([env.action_space.sample()]))
+    with monkeypatch.context() as patch:
+        _full_disk(patch)
+        with pytest.raises(OSError, match="No space left"):
+            env.save(path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["vecnormalize.pkl"]  # no temporary left
+    VecNormalize.load(path, _vec_normalize(0).venv)  # the previous file still loads
+
+
+def test_a_failed_evaluations_npz_write_keeps_the_previous_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gymnasium as gym
+
+    from lit_sb3.common.callbacks import EvalCallback
+    from lit_sb3_core.foundation import files
+
+    writes = {"n": 0}
+    real = files.write_atomically
+
+    def counting(target, write):  # type: ignore[no-untyped-def]
+        if Path(target).name == "evaluations.npz":
+            writes["n"] += 1
+            if writes["n"] == 2:
+                _full_disk(monkeypatch)
+        return real(target, write)
+
+    monkeypatch.setattr("lit_sb3_core.sdk.callbacks.write_atomically", counting)
+    callback = EvalCallback(gym.make("CartPole-v1"), eval_freq=32, n_eval_episodes=1, log_path=tmp_path)
+    with pytest.raises(OSError, match="No space left"):
+        PPO("MlpPolicy", "CartPole-v1", **SMALL).learn(128, callback=callback)
+    monkeypatch.undo()
+    with np.load(tmp_path / "evaluations.npz") as first:  # the first evaluation's file, whole
+        assert first["timesteps"].tolist() == [32]
+    assert [p.name for p in tmp_path.iterdir()] == ["evaluations.npz"]
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("model") / "model.zip"
+    PPO("MlpPolicy", "CartPole-v1", **SMALL).learn(64).save(path)
+    return path
+
+
+def test_export_refuses_to_write_over_its_input_model(
+    model_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lit_sb3_core.cli.main import main
+    from lit_sb3_core.errors import ConfigurationError
+
+    before = model_file.read_bytes()
+    assert main(["export", str(model_file), "--out", str(model_file)]) == 2
+    err = capsys.readouterr().err
+    assert "lit-sb3 export: error:" in err and "Refusing to export over" in err and "model.onnx" in err
+    model = PPO.load(model_file)
+    with pytest.raises(ConfigurationError, match=r"Refusing to export over .*model.zip.*it is a model file"):
+        model.export(model_file)
+    assert model_file.read_bytes() == before
+    PPO.load(model_file)  # still a model
+
+
+def test_a_killed_exports_partial_file_is_removed_by_the_next_export(
+    model_file: Path, tmp_path: Path
+) -> None:
+    import subprocess
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a pid that no longer runs, as a killed export's
+    stale = tmp_path / f".policy.partial-{dead.pid}.onnx"
+    stale.write_bytes(b"half an onnx graph")
+    PPO.load(model_file).export(tmp_path / "policy.onnx")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["policy.onnx"]

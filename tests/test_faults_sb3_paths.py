@@ -216,3 +216,35 @@ def test_a_killed_exports_partial_file_is_removed_by_the_next_export(
     stale.write_bytes(b"half an onnx graph")
     PPO.load(model_file).export(tmp_path / "policy.onnx")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["policy.onnx"]
+
+
+# --- 3. step_timeout applies to every env source ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "who"),
+    [
+        ("DummyVecEnv", r"The training env 0 \(HangsAtStep\)"),
+        ("SubprocVecEnv", r"The training env 1 did not return"),
+        ("VecNormalize(DummyVecEnv)", r"The training env 0 \(HangsAtStep\)"),
+    ],
+)
+def test_a_hung_env_in_a_given_sb3_vec_env_is_stopped_by_step_timeout(kind: str, who: str) -> None:
+    import _fault_envs as fe
+
+    from lit_sb3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecNormalize
+    from lit_sb3_core.errors import EnvTimeoutError
+
+    if kind == "SubprocVecEnv":
+        venv = SubprocVecEnv([lambda: fe.HangsAtStep(at=20, index=1)] * 2)
+    else:
+        venv = DummyVecEnv([lambda: fe.HangsAtStep(at=20)] * 2)
+        if kind.startswith("VecNormalize"):
+            venv = VecNormalize(venv)
+    model = PPO(n_steps=16, batch_size=32, n_epochs=1, seed=0)
+    trainer = RLTrainer(max_steps=1000, logger=False, enable_checkpointing=False, enable_progress_bar=False)
+    try:
+        with pytest.raises(EnvTimeoutError, match=rf"{who}.* from step\(\) within step_timeout=1 s"):
+            trainer.fit(model, datamodule=RLEnvDataModule(train_env=venv, step_timeout=1.0))
+    finally:
+        venv.close()

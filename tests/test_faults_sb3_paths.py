@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -248,3 +249,124 @@ def test_a_hung_env_in_a_given_sb3_vec_env_is_stopped_by_step_timeout(kind: str,
             trainer.fit(model, datamodule=RLEnvDataModule(train_env=venv, step_timeout=1.0))
     finally:
         venv.close()
+
+
+# --- 4. The SB3 zip reader checks what lit-sb3's own format checks ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sb3_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real model file written by Stable-Baselines3 (PPO, CartPole, net_arch 16)."""
+    sb3 = pytest.importorskip("stable_baselines3")
+    path = tmp_path_factory.mktemp("sb3") / "ppo.zip"
+    model = sb3.PPO("MlpPolicy", "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1,
+                    policy_kwargs={"net_arch": [16]}, seed=0)  # fmt: skip
+    model.learn(32)
+    model.save(path)
+    return path
+
+
+def _rewrite(source: Path, target: Path, member: str, change: Any) -> Path:
+    """Copy an SB3 zip, with ``member``'s bytes replaced by ``change(old_bytes)``."""
+    import zipfile
+
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as new:
+        for item in old.infolist():
+            payload = old.read(item.filename)
+            new.writestr(item.filename, change(payload) if item.filename == member else payload)
+    return target
+
+
+def _tampered_data(source: Path, target: Path, edit: Any) -> Path:
+    import json
+
+    def change(payload: bytes) -> bytes:
+        data = json.loads(payload)
+        edit(data)
+        return json.dumps(data).encode()
+
+    return _rewrite(source, target, "data", change)
+
+
+def _deep_dict_space(data: dict[str, Any]) -> None:
+    data["observation_space"] = {
+        ":type:": "<class 'gymnasium.spaces.dict.Dict'>",
+        ":serialized:": "AAAA",
+        "spaces": "{'a': " + "Dict('a': " * 3000 + "Discrete(2)" + ")" * 3000 + "}",
+    }
+
+
+SB3_FIELD_CASES: list[tuple[str, Any, str]] = [
+    ("huge-box", lambda d: d["observation_space"].update(_shape=[100000, 100000]),
+     r"observation_space._shape has the shape \(100000, 100000\).*more than the 16777216 elements"),
+    ("huge-discrete", lambda d: d["action_space"].update(n=10**12),
+     r"action_space.n must be an integer from 1 to 1048576, got 1000000000000"),
+    ("deep-dict", _deep_dict_space, r"nests Dict spaces more than 32 levels deep"),
+    ("huge-net-arch", lambda d: d["policy_kwargs"].update(net_arch=[100000, 100000]),
+     r"data.policy_kwargs.net_arch asks for a layer of width 100000.*policy.pth.*not built"),
+    ("nan-timesteps", lambda d: d.update(num_timesteps=float("nan")),
+     r"data.num_timesteps must be a non-negative integer, got nan"),
+    ("negative-timesteps", lambda d: d.update(num_timesteps=-5),
+     r"data.num_timesteps must be a non-negative integer, got -5"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"), [c[1:] for c in SB3_FIELD_CASES], ids=[c[0] for c in SB3_FIELD_CASES]
+)
+def test_a_tampered_sb3_field_is_refused_before_anything_is_allocated(
+    sb3_file: Path, tmp_path: Path, edit: Any, message: str
+) -> None:
+    tampered = _tampered_data(sb3_file, tmp_path / "tampered.zip", edit)
+    with pytest.raises(ModelFileError, match=r"tampered.zip.*" + message if "data." in message else message):
+        PPO.load(tampered)
+    PPO.load(sb3_file)  # the original still loads
+
+
+def test_deep_json_in_an_sb3_file_is_refused_without_a_recursion_error(
+    sb3_file: Path, tmp_path: Path
+) -> None:
+    deep = b'{"a": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    tampered = _rewrite(sb3_file, tmp_path / "deep.zip", "data", lambda _: deep)
+    with pytest.raises(ModelFileError, match=r"'data' entry of .*deep.zip.*nested too deeply"):
+        PPO.load(tampered)
+
+
+def test_oversized_sb3_members_are_refused_before_reading(sb3_file: Path, tmp_path: Path) -> None:
+    info = _rewrite(sb3_file, tmp_path / "info.zip", "system_info.txt", lambda _: b"0" * (2 * 2**20))
+    with pytest.raises(
+        ModelFileError, match=r"'system_info.txt' entry of .*info.zip.*would unpack to 2097152"
+    ):
+        PPO.load(info)
+    bomb = _rewrite(sb3_file, tmp_path / "bomb.zip", "policy.optimizer.pth", lambda _: bytes(100 * 2**20))
+    assert bomb.stat().st_size < 2**20
+    with pytest.raises(
+        ModelFileError, match=r"'policy.optimizer.pth' entry .*would inflate .*decompression bomb"
+    ):
+        PPO.load(bomb)
+
+
+def test_nan_weights_in_an_sb3_file_are_refused(sb3_file: Path, tmp_path: Path) -> None:
+    import io
+
+    import torch
+
+    def poison(payload: bytes) -> bytes:
+        state = torch.load(io.BytesIO(payload), weights_only=True)
+        name = next(iter(state))
+        state[name] = torch.full_like(state[name], float("nan"))
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        return buffer.getvalue()
+
+    tampered = _rewrite(sb3_file, tmp_path / "nan.zip", "policy.pth", poison)
+    with pytest.raises(ModelFileError, match=r"nan.zip'.*policy.pth: .* holds NaN or infinity"):
+        PPO.load(tampered)
+
+
+def test_a_truncated_sb3_file_is_reported_as_truncated(sb3_file: Path, tmp_path: Path) -> None:
+    data = sb3_file.read_bytes()
+    truncated = tmp_path / "cut.zip"
+    truncated.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelFileError, match=r"cut.zip.*truncated"):
+        PPO.load(truncated)

@@ -370,3 +370,127 @@ def test_a_truncated_sb3_file_is_reported_as_truncated(sb3_file: Path, tmp_path:
     truncated.write_bytes(data[: len(data) // 2])
     with pytest.raises(ModelFileError, match=r"cut.zip.*truncated"):
         PPO.load(truncated)
+
+
+# --- 5. VecNormalize.load and ReplayBuffer.load validate before they allocate -----------------------------
+
+
+def _rewrite_npz(source: Path, target: Path, change: Any) -> Path:
+    with np.load(source, allow_pickle=False) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    change(arrays)
+    with open(target, "wb") as handle:
+        np.savez(handle, **arrays)
+    return target
+
+
+def _settings(**changes: Any) -> Any:
+    import json
+
+    def change(arrays: dict[str, np.ndarray]) -> None:
+        settings = json.loads(str(arrays["settings"]))
+        settings.update(changes)
+        arrays["settings"] = np.array(json.dumps(settings))
+
+    return change
+
+
+def _array(name: str, value: float) -> Any:
+    def change(arrays: dict[str, np.ndarray]) -> None:
+        arrays[name] = np.full_like(arrays[name], value)
+
+    return change
+
+
+VEC_NORMALIZE_CASES: list[tuple[str, Any, str]] = [
+    ("nan-mean", _array("obs/mean", float("nan")), r"obs/mean must hold finite numbers"),
+    ("negative-var", _array("obs/var", -1.0), r"obs/var must not be negative"),
+    ("negative-clip", _settings(clip_obs=-1.0), r"settings.clip_obs must be a positive finite number, got -1.0"),
+    ("nan-gamma", _settings(gamma=float("nan")), r"settings.gamma must be a number in \[0, 1\], got nan"),
+    ("negative-epsilon", _settings(epsilon=-1e-8), r"settings.epsilon must be a positive finite number"),
+    ("settings-not-json", lambda a: a.update(settings=np.array("{not json")), r"settings are not JSON"),
+    ("wrong-size", lambda a: a.update({"obs/mean": np.zeros(10**6)}), r"statistics of shape \(1000000,\)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "message"), [c[1:] for c in VEC_NORMALIZE_CASES], ids=[c[0] for c in VEC_NORMALIZE_CASES]
+)
+def test_a_tampered_vec_normalize_file_is_refused(tmp_path: Path, change: Any, message: str) -> None:
+    from lit_sb3.common.vec_env import VecNormalize
+
+    good = tmp_path / "vecnormalize.pkl"
+    _vec_normalize().save(good)
+    bad = _rewrite_npz(good, tmp_path / "bad.npz", change)
+    with pytest.raises(ModelFileError, match=message):
+        VecNormalize.load(bad, _vec_normalize(0).venv)
+    VecNormalize.load(good, _vec_normalize(0).venv)
+
+
+@pytest.fixture(scope="module")
+def dqn_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DQN model file with its replay buffer beside it, as ``lit-sb3 train --save-replay-buffer`` leaves."""
+    from lit_sb3 import DQN
+
+    folder = tmp_path_factory.mktemp("dqn")
+    model = DQN("MlpPolicy", "CartPole-v1", learning_starts=16, buffer_size=200, batch_size=16, seed=0)
+    model.learn(64)
+    model.save(folder / "CartPole-v1.zip")
+    model.save_replay_buffer(folder / "replay_buffer.npz")
+    return folder
+
+
+def _lying_header(source: Path, target: Path, **changes: Any) -> Path:
+    import json
+
+    def change(arrays: dict[str, np.ndarray]) -> None:
+        header = json.loads(bytes(arrays["__lit_sb3_replay_buffer__"]).decode())
+        header.update(changes)
+        arrays["__lit_sb3_replay_buffer__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+
+    return _rewrite_npz(source, target, change)
+
+
+REPLAY_CASES: list[tuple[str, dict[str, Any], str]] = [
+    ("huge", {"buffer_size": 10**13, "rows": 10**13}, r"needs [\d.]+ GiB, more than this machine's"),
+    ("inconsistent", {"buffer_size": 10**9}, r"rows=200 times n_envs=1 is not buffer_size=1000000000"),
+    ("nan-gamma", {"gamma": float("nan")}, r"gamma must be a number in \[0, 1\], got nan"),
+    ("bad-n-envs", {"n_envs": 0}, r"n_envs must be a positive integer, got 0"),
+    ("huge-space", {"observation_space": {"type": "Box", "shape": [10**6, 10**6], "dtype": "float32",
+                                          "low": -1.0, "high": 1.0}}, r"observation_space is not a valid space"),
+    ("garbage-rng", {"rng": {"bit_generator": "nope"}}, r"cannot be restored"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"), [c[1:] for c in REPLAY_CASES], ids=[c[0] for c in REPLAY_CASES]
+)
+def test_a_lying_replay_buffer_file_is_refused_before_allocating(
+    dqn_run: Path, tmp_path: Path, changes: dict[str, Any], message: str
+) -> None:
+    from lit_sb3_core.data.replay_buffer import ReplayBuffer
+    from lit_sb3_core.errors import ConfigurationError
+
+    bad = _lying_header(dqn_run / "replay_buffer.npz", tmp_path / "replay_buffer.npz", **changes)
+    with pytest.raises(ConfigurationError, match=message):
+        ReplayBuffer.load(bad)
+    ReplayBuffer.load(dqn_run / "replay_buffer.npz")
+
+
+def test_train_continuing_with_a_lying_replay_buffer_ends_in_an_error_line(
+    dqn_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from lit_sb3_core.cli.main import main
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    shutil.copy(dqn_run / "CartPole-v1.zip", agent)
+    _lying_header(dqn_run / "replay_buffer.npz", agent / "replay_buffer.npz", buffer_size=10**13, rows=10**13)
+    monkeypatch.chdir(tmp_path)
+    code = main(["train", "--algo", "dqn", "--env", "CartPole-v1", "-i", str(agent / "CartPole-v1.zip"),
+                 "-n", "64", "--eval-freq", "-1", "-f", "logs"])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "lit-sb3 train: error:" in err and "replay_buffer.npz" in err and "Traceback" not in err

@@ -494,3 +494,69 @@ def test_train_continuing_with_a_lying_replay_buffer_ends_in_an_error_line(
     assert code == 2
     err = capsys.readouterr().err
     assert "lit-sb3 train: error:" in err and "replay_buffer.npz" in err and "Traceback" not in err
+
+
+# --- 6. load_results / Monitor files ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def monitor_folder(tmp_path: Path) -> Path:
+    """A folder with one real monitor file (three CartPole episodes)."""
+    import gymnasium as gym
+
+    from lit_sb3.common.monitor import Monitor
+
+    env = Monitor(gym.make("CartPole-v1"), str(tmp_path / "good"))
+    env.reset(seed=0)
+    episodes = 0
+    while episodes < 3:
+        *_, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            episodes += 1
+            env.reset()
+    env.close()
+    return tmp_path
+
+
+def test_a_fifo_or_device_named_monitor_csv_is_refused_without_blocking(monitor_folder: Path) -> None:
+    import os
+
+    pytest.importorskip("pandas")
+    from lit_sb3.common.monitor import LoadMonitorResultsError, load_results
+
+    assert len(load_results(str(monitor_folder))) == 3
+    os.mkfifo(monitor_folder / "fifo.monitor.csv")
+    with pytest.raises(
+        LoadMonitorResultsError, match=r"fifo.monitor.csv is a FIFO, not a regular monitor file"
+    ):
+        load_results(str(monitor_folder))
+    (monitor_folder / "fifo.monitor.csv").unlink()
+    (monitor_folder / "zero.monitor.csv").symlink_to("/dev/zero")
+    with pytest.raises(LoadMonitorResultsError, match=r"zero.monitor.csv is a device"):
+        load_results(str(monitor_folder))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('#{"t_start": 1.0, "env_id"\nr,l,t\n', r"bad.monitor.csv, line 1: the header is not JSON"),
+        (
+            "#[1, 2]\nr,l,t\n",
+            r"bad.monitor.csv, line 1: the header must be a JSON object with a number t_start",
+        ),
+        (
+            '#{"t_start": 1.0}\nr,l,t\n1.0,10,0.5\nten,10,0.6\n',
+            r"bad.monitor.csv, line 4: r='ten' is not a number",
+        ),
+        ('#{"t_start": 1.0}\nr,t\n1.0,0.5\n', r"bad.monitor.csv, line 2: .* lack \['l'\]"),
+        ('#{"t_start": 1.0}\nr,l,t\n1.0,10\n', r"bad.monitor.csv, line 3: 2 values for 3 columns"),
+    ],
+    ids=["broken-header", "header-not-object", "text-row", "missing-column", "short-row"],
+)
+def test_a_broken_monitor_file_is_named_with_its_line(monitor_folder: Path, text: str, message: str) -> None:
+    pytest.importorskip("pandas")
+    from lit_sb3.common.monitor import LoadMonitorResultsError, load_results
+
+    (monitor_folder / "bad.monitor.csv").write_text(text)
+    with pytest.raises(LoadMonitorResultsError, match=message):
+        load_results(str(monitor_folder))

@@ -560,3 +560,107 @@ def test_a_broken_monitor_file_is_named_with_its_line(monitor_folder: Path, text
     (monitor_folder / "bad.monitor.csv").write_text(text)
     with pytest.raises(LoadMonitorResultsError, match=message):
         load_results(str(monitor_folder))
+
+
+# --- 7. The rest of the earlier catalogue ------------------------------------------------------------------
+
+
+def _rewrite_model(source: Path, target: Path, metadata: bytes) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
+        for item in old.infolist():
+            new.writestr(item, metadata if item.filename == "metadata.json" else old.read(item.filename))
+    return target
+
+
+@pytest.mark.parametrize("depth", [5_000, 200_000])
+def test_model_metadata_nested_deeply_is_refused_without_a_recursion_error(
+    model_file: Path, tmp_path: Path, depth: int
+) -> None:
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(model_file) as archive:
+        metadata = json.loads(archive.read("metadata.json"))
+    text = json.dumps(metadata).replace(
+        '"hyperparameters": {', '"hyperparameters": {"x": ' + "[" * depth + "]" * depth + ", ", 1
+    )
+    tampered = _rewrite_model(model_file, tmp_path / "deep.zip", text.encode())
+    with pytest.raises(ModelFileError, match=r"deep.zip'.* nested too deeply"):
+        PPO.load(tampered)
+
+
+def test_hyperparameters_nested_past_the_limit_are_refused(model_file: Path, tmp_path: Path) -> None:
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(model_file) as archive:
+        metadata = json.loads(archive.read("metadata.json"))
+    nested: Any = 1
+    for _ in range(500):
+        nested = [nested]
+    metadata["hyperparameters"]["policy_kwargs"] = {"net_arch": nested}
+    tampered = _rewrite_model(model_file, tmp_path / "nested.zip", json.dumps(metadata).encode())
+    with pytest.raises(
+        ModelFileError, match=r"nested.zip'.* nested more than 100 levels deep .*policy_kwargs"
+    ):
+        PPO.load(tampered)
+
+
+@pytest.mark.parametrize(
+    ("rng", "field"),
+    [
+        ({"numpy": 1}, r"lit_sb3.rng must be a dict of generator states .* no 'torch'"),
+        ("garbage", r"lit_sb3.rng must be a dict of generator states"),
+        ({"torch": "x", "numpy": {}, "python": {}}, r"lit_sb3.rng.torch must be a 1-D uint8 tensor"),
+    ],
+    ids=["missing-keys", "not-a-dict", "wrong-types"],
+)
+def test_a_checkpoint_with_garbage_rng_state_is_refused_on_load_and_resume(
+    checkpoint: Path, tmp_path: Path, rng: Any, field: str
+) -> None:
+    import torch
+
+    data = torch.load(checkpoint, weights_only=True)
+    data["lit_sb3"]["rng"] = rng
+    tampered = tmp_path / "rng.ckpt"
+    torch.save(data, tampered)
+    with pytest.raises(ModelFileError, match=r"rng.ckpt'.*" + field):
+        PPO.load_from_checkpoint(tampered)
+    trainer = RLTrainer(max_steps=128, logger=False, enable_checkpointing=False, enable_progress_bar=False)
+    with pytest.raises(ModelFileError, match=field):
+        trainer.fit(PPO(**SMALL), datamodule=RLEnvDataModule(train_env="CartPole-v1"), ckpt_path=tampered)
+    PPO.load_from_checkpoint(checkpoint)  # the original still loads
+
+
+def test_an_observation_shape_that_changes_at_a_later_reset_names_the_env_and_step() -> None:
+    import _fault_envs as fe
+
+    from lit_sb3_core.errors import EnvError
+
+    class WrongShapeAtThirdReset(fe.Healthy):
+        def __init__(self) -> None:
+            super().__init__()
+            self.resets = 0
+
+        def reset(self, **kwargs: Any) -> Any:
+            obs, info = super().reset(**kwargs)
+            self.resets += 1
+            return (obs[:3] if self.resets > 2 else obs), info
+
+    trainer = RLTrainer(max_steps=2000, logger=False, enable_checkpointing=False, enable_progress_bar=False)
+    with pytest.raises(
+        EnvError, match=r"The training env \d \(WrongShapeAtThirdReset\) .* at vector step \d+ .*shape \(3,\)"
+    ):
+        trainer.fit(PPO(**SMALL), datamodule=RLEnvDataModule(train_env=WrongShapeAtThirdReset, n_envs=1))
+
+
+def test_more_cpu_devices_than_cores_warns_with_the_default_strategy() -> None:
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    with pytest.warns(
+        UserWarning, match=rf"devices={cores + 6}\) on CPU starts {cores + 6} training processes"
+    ):
+        RLTrainer(max_steps=10, accelerator="cpu", devices=cores + 6, logger=False)

@@ -28,6 +28,8 @@ from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 from lit_sb3_core.engine.file_checks import (
     check_counter,
     check_normalization,
+    check_plain_values,
+    check_rng_state,
     check_spaces,
     check_tensor_values,
     refuse,
@@ -110,6 +112,10 @@ def read_checkpoint(path: Any, map_location: Any = "cpu", weights_only: bool | N
             raise unsafe_checkpoint_error(source, exc) from None
         raise refuse(
             source, None, f"is truncated or corrupt ({type(exc).__name__}: {_first_line(exc)})."
+        ) from None
+    except RecursionError:
+        raise refuse(
+            source, None, "holds values nested too deeply to be a checkpoint (damaged or tampered with)."
         ) from None
     except (RuntimeError, EOFError, OSError, ValueError, IndexError, KeyError, zipfile.BadZipFile) as exc:
         raise refuse(
@@ -268,6 +274,7 @@ def check_checkpoint(checkpoint: dict[str, Any], source: str) -> None:
             "hyper_parameters",
             f"must map argument names to values (a dict), got {_short(hyperparameters)}.",
         )
+    check_plain_values(hyperparameters, source, "hyper_parameters")
     state = checkpoint.get("lit_sb3")
     if state is None:
         return  # not a lit-sb3 checkpoint: RLAlgorithm.on_load_checkpoint says so
@@ -289,10 +296,8 @@ def check_checkpoint(checkpoint: dict[str, Any], source: str) -> None:
         raise refuse(source, "lit_sb3.episode_returns", "must be a list of numbers.")
     if not isinstance(lengths, list) or not all(isinstance(n, int) and n >= 0 for n in lengths):
         raise refuse(source, "lit_sb3.episode_lengths", "must be a list of non-negative integers.")
-    if "rng" in state and not isinstance(state["rng"], dict):
-        raise refuse(
-            source, "lit_sb3.rng", f"must be a dict of generator states, got {_short(state['rng'])}."
-        )
+    if "rng" in state:
+        check_rng_state(state["rng"], source, "lit_sb3.rng")
 
 
 def _open_local(source: str) -> Path:

@@ -38,6 +38,7 @@ from lit_sb3_core.engine.file_checks import (
     check_named_classes,
     check_normalization,
     check_param_groups,
+    check_plain_values,
     check_spaces,
     check_state_against,
     check_tensor_values,
@@ -237,7 +238,14 @@ def _inspect(path: str | Path) -> _Archive:
             for name in (_METADATA, _WEIGHTS, _OPTIMIZERS):
                 if name in names:
                     _check_member_size(archive.getinfo(name), given)
-            metadata = json.loads(archive.read(_METADATA))
+            try:
+                metadata = json.loads(archive.read(_METADATA))
+            except RecursionError:
+                raise refuse(
+                    given,
+                    _METADATA,
+                    "is JSON nested too deeply to be lit-sb3 metadata (damaged or tampered with).",
+                ) from None
             _check_metadata(metadata, given)
             declared = {
                 name: _declared_tensors(archive, archive.getinfo(name), given)
@@ -391,6 +399,7 @@ def _check_metadata(metadata: Any, given: str) -> None:
             "hyperparameters",
             f"must map argument names to values (a JSON object), got {hyperparameters!r}.",
         )
+    check_plain_values(metadata, given, "metadata")
     check_spaces(metadata, given)
     for key in ("num_timesteps", "iterations", "n_updates"):
         check_counter(metadata.get(key, 0), given, key)

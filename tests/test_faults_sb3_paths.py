@@ -664,3 +664,78 @@ def test_more_cpu_devices_than_cores_warns_with_the_default_strategy() -> None:
         UserWarning, match=rf"devices={cores + 6}\) on CPU starts {cores + 6} training processes"
     ):
         RLTrainer(max_steps=10, accelerator="cpu", devices=cores + 6, logger=False)
+
+
+# --- 2 (continued). kill -9 in the middle of a save, a few times -------------------------------------------
+
+KILLED_VEC_NORMALIZE_SAVER = """
+import sys
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from lit_sb3.common.vec_env import DummyVecEnv, VecNormalize
+
+class Wide(gym.Env):
+    observation_space = spaces.Box(-1.0, 1.0, (200_000,), np.float32)
+    action_space = spaces.Discrete(2)
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(200_000, np.float32), {}
+    def step(self, action):
+        return np.ones(200_000, np.float32), 1.0, False, False, {}
+
+env = VecNormalize(DummyVecEnv([Wide]))
+env.reset()
+env.step(np.array([0]))
+target = sys.argv[1] + "/vecnormalize.pkl"
+env.save(target)
+print("ready", flush=True)
+while True:  # the parent kills this process in the middle of one of these saves
+    env.save(target)
+"""
+
+
+def _kill_mid_save(folder: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import time
+
+    repo = Path(__file__).resolve().parents[1]
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_VEC_NORMALIZE_SAVER, str(folder)],
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 120
+        while not any(p.name.endswith(".tmp") and p.stat().st_size for p in folder.iterdir()):
+            assert child.poll() is None, "the saver died on its own"
+            assert time.monotonic() < deadline, "no save in progress was seen"
+            time.sleep(0.001)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == -signal.SIGKILL
+
+
+def test_a_vec_normalize_save_killed_with_sigkill_loses_nothing_and_leaves_no_temporary(
+    tmp_path: Path,
+) -> None:
+    from lit_sb3.common.vec_env import VecNormalize
+
+    for _ in range(3):
+        _kill_mid_save(tmp_path)
+        # the last complete file loads after every kill
+        assert (tmp_path / "vecnormalize.pkl").is_file()
+    assert any(p.name.endswith(".tmp") for p in tmp_path.iterdir()), "no save was killed mid-write"
+    with np.load(tmp_path / "vecnormalize.pkl", allow_pickle=False) as archive:
+        assert archive["obs/mean"].shape == (200_000,)
+    # The next save into the folder removes what the killed ones left.
+    env = _vec_normalize()
+    env.save(tmp_path / "other.npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.npz", "vecnormalize.pkl"]
+    VecNormalize.load(tmp_path / "other.npz", _vec_normalize(0).venv)

@@ -101,11 +101,11 @@ _PLAIN_SCALARS = (str, int, float, bool, type(None))
 
 
 def check_plain_values(value: Any, source: str, field: str, max_depth: int = MAX_NESTING) -> None:
-    """Hyperparameters read from a file are plain values: numbers, strings, lists, tuples and mappings.
+    """Hyperparameters read from a file hold no functions or classes, and are not nested absurdly deep.
 
     A function or class (a YAML ``!!python/name:`` tag, an object unpickled from a trusted checkpoint)
-    would be called by the first ``learn()``; such a value is refused, and so is nesting deeper than
-    ``max_depth`` (walked without recursion, so no ``RecursionError`` escapes).
+    would be called by the first ``learn()``; any callable is refused (data such as tensors passes), and
+    so is nesting deeper than ``max_depth`` (walked without recursion, so no ``RecursionError`` escapes).
     """
     stack: list[tuple[Any, str, int]] = [(value, field, 0)]
     while stack:
@@ -118,7 +118,7 @@ def check_plain_values(value: Any, source: str, field: str, max_depth: int = MAX
             stack.extend((v, f"{where}.{k}", depth + 1) for k, v in item.items())
         elif isinstance(item, (list, tuple)):
             stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(item))
-        else:
+        elif callable(item):  # a function, a class, an object that would be called as a schedule
             raise refuse(
                 source,
                 where,

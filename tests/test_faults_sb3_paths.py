@@ -304,6 +304,8 @@ SB3_FIELD_CASES: list[tuple[str, Any, str]] = [
     ("deep-dict", _deep_dict_space, r"nests Dict spaces more than 32 levels deep"),
     ("huge-net-arch", lambda d: d["policy_kwargs"].update(net_arch=[100000, 100000]),
      r"data.policy_kwargs.net_arch asks for a layer of width 100000.*policy.pth.*not built"),
+    ("huge-features-dim", lambda d: d["policy_kwargs"].update(features_extractor_kwargs={"features_dim": 10**6}),
+     r"features_extractor_kwargs.features_dim is 1000000, but no weight in policy.pth has that size"),
     ("nan-timesteps", lambda d: d.update(num_timesteps=float("nan")),
      r"data.num_timesteps must be a non-negative integer, got nan"),
     ("negative-timesteps", lambda d: d.update(num_timesteps=-5),

@@ -191,6 +191,9 @@ def read_sb3_file(path: str | Path) -> SB3File:
     check_tensor_values(policy_state, given, "policy.pth: ")
     if not isinstance(variables, dict):
         variables = {}
+    check_tensor_values(
+        {k: v for k, v in variables.items() if isinstance(v, torch.Tensor)}, given, "pytorch_variables.pth: "
+    )
     return SB3File(given, data, policy_state, variables, others, version, system_info)
 
 
@@ -641,7 +644,24 @@ def _check_net_arch_fits(policy_kwargs: Any, policy_state: dict[str, torch.Tenso
     An honest file's hidden layers each have a weight of that width; ``net_arch: [100000, 100000]`` next to
     small weights would allocate gigabytes for a policy whose weights then do not fit.
     """
-    arch = policy_kwargs.get("net_arch") if isinstance(policy_kwargs, dict) else None
+    kwargs = policy_kwargs if isinstance(policy_kwargs, dict) else {}
+    extractor = kwargs.get("features_extractor_kwargs")
+    sizes = [  # other widths the policy is built with (RecurrentPPO's LSTM, a CNN's features)
+        (f"data.policy_kwargs.{key}", kwargs.get(key)) for key in ("lstm_hidden_size",)
+    ] + [
+        (
+            "data.policy_kwargs.features_extractor_kwargs.features_dim",
+            (extractor if isinstance(extractor, dict) else {}).get("features_dim"),
+        )
+    ]
+    dims = {n for tensor in policy_state.values() for n in tensor.shape}
+    for field_name, size in sizes:
+        if isinstance(size, int) and not isinstance(size, bool) and size not in dims:
+            raise ModelFileError(
+                f"{given!r}: {field_name} is {size}, but no weight in policy.pth has that size: the file's data "
+                "does not describe its weights (damaged or tampered with). The policy was not built."
+            )
+    arch = kwargs.get("net_arch")
     widths: list[Any] = []
     pending = [arch]
     while pending:
@@ -652,7 +672,6 @@ def _check_net_arch_fits(policy_kwargs: Any, policy_state: dict[str, torch.Tenso
             pending.extend(item)
         elif item is not None:
             widths.append(item)
-    dims = {n for tensor in policy_state.values() for n in tensor.shape}
     for width in widths:
         if isinstance(width, bool) or not isinstance(width, int) or width < 1:
             raise ModelFileError(

@@ -741,3 +741,31 @@ def test_a_vec_normalize_save_killed_with_sigkill_loses_nothing_and_leaves_no_te
     env.save(tmp_path / "other.npz")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.npz", "vecnormalize.pkl"]
     VecNormalize.load(tmp_path / "other.npz", _vec_normalize(0).venv)
+
+
+def test_checkpoint_callback_saves_vec_normalize_atomically_and_a_failed_save_keeps_the_earlier_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gymnasium as gym
+
+    from lit_sb3.common.callbacks import CheckpointCallback
+    from lit_sb3.common.vec_env import DummyVecEnv, VecNormalize
+
+    saves = {"n": 0}
+    real = VecNormalize.save
+
+    def failing_second(self: Any, path: Any) -> None:
+        saves["n"] += 1
+        if saves["n"] == 2:
+            _full_disk(monkeypatch)
+        real(self, path)
+
+    monkeypatch.setattr(VecNormalize, "save", failing_second)
+    env = VecNormalize(DummyVecEnv([lambda: gym.make("CartPole-v1")]))
+    callback = CheckpointCallback(save_freq=32, save_path=str(tmp_path), save_vecnormalize=True)
+    with pytest.raises(OSError, match="No space left"):
+        PPO("MlpPolicy", env, **SMALL).learn(128, callback=callback)
+    monkeypatch.undo()
+    (first,) = tmp_path.glob("*vecnormalize*")
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # the failed save left nothing
+    VecNormalize.load(first, DummyVecEnv([lambda: gym.make("CartPole-v1")]))

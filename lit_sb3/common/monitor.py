@@ -18,6 +18,8 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from gymnasium.wrappers import RecordEpisodeStatistics
 
+from lit_sb3_core.errors import LitSb3Error
+
 __all__ = ["LoadMonitorResultsError", "Monitor", "ResultsWriter", "get_monitor_files", "load_results"]
 
 
@@ -129,8 +131,8 @@ class Monitor(RecordEpisodeStatistics):
         return list(self._all_times)
 
 
-class LoadMonitorResultsError(Exception):
-    """No monitor file where one was expected."""
+class LoadMonitorResultsError(LitSb3Error):
+    """No monitor file where one was expected, or one that cannot be read (the message names file and line)."""
 
 
 class ResultsWriter:
@@ -180,6 +182,80 @@ def get_monitor_files(path: str) -> list[str]:
     return glob(os.path.join(os.fspath(path), "*" + Monitor.EXT))
 
 
+MAX_MONITOR_BYTES = 2**30
+_COLUMNS = ("r", "l", "t")
+
+
+def _read_text(name: str) -> str:
+    """A monitor file's text: a regular file only (a FIFO or a device is refused without blocking), bounded."""
+    import stat
+
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise LoadMonitorResultsError(f"{name} cannot be opened: {exc.strerror or exc}.") from None
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) else "not a file"
+            raise LoadMonitorResultsError(
+                f"{name} is {kind}, not a regular monitor file: load_results reads only files Monitor wrote. "
+                "Remove it or rename it so it does not end in monitor.csv."
+            )
+        data = handle.read(MAX_MONITOR_BYTES + 1)
+    if len(data) > MAX_MONITOR_BYTES:
+        raise LoadMonitorResultsError(
+            f"{name} is larger than the {MAX_MONITOR_BYTES} bytes load_results reads from one monitor file."
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LoadMonitorResultsError(f"{name} is not text (byte {exc.start} is not UTF-8).") from None
+
+
+def _read_monitor_file(name: str, pandas: Any) -> tuple[dict[str, Any], Any]:
+    """Header and rows of one monitor file, every problem named with the file and the line."""
+    import io
+
+    text = _read_text(name)
+    first, _, rest = text.partition("\n")
+    if not first.startswith("#"):
+        raise LoadMonitorResultsError(f"{name} is not a monitor file: it has no '#{{...}}' header line.")
+    try:
+        header = json.loads(first[1:])
+    except (ValueError, RecursionError) as exc:
+        raise LoadMonitorResultsError(f"{name}, line 1: the header is not JSON ({exc}).") from None
+    if not isinstance(header, dict) or not isinstance(header.get("t_start"), (int, float)):
+        raise LoadMonitorResultsError(
+            f"{name}, line 1: the header must be a JSON object with a number t_start, as Monitor writes it."
+        )
+    rows = list(csv.reader(io.StringIO(rest)))
+    if not rows:
+        raise LoadMonitorResultsError(f"{name}, line 2: no column names (expected r,l,t).")
+    columns = rows[0]
+    missing = [c for c in _COLUMNS if c not in columns]
+    if missing:
+        raise LoadMonitorResultsError(
+            f"{name}, line 2: the columns {columns} lack {missing}; a monitor file has r,l,t (then extra keys)."
+        )
+    where = [columns.index(c) for c in _COLUMNS]
+    for number, row in enumerate(rows[1:], start=3):
+        if not row:
+            continue
+        if len(row) != len(columns):
+            raise LoadMonitorResultsError(
+                f"{name}, line {number}: {len(row)} values for {len(columns)} columns."
+            )
+        for column, index in zip(_COLUMNS, where):
+            try:
+                float(row[index])
+            except ValueError:
+                raise LoadMonitorResultsError(
+                    f"{name}, line {number}: {column}={row[index]!r:.40} is not a number."
+                ) from None
+    return header, pandas.read_csv(io.StringIO(rest), index_col=None)
+
+
 def load_results(path: str) -> Any:
     """Every monitor file in folder ``path`` as one pandas DataFrame (columns ``r``, ``l``, ``t``, ...),
     sorted by time, ``t`` in seconds since the earliest monitor started."""
@@ -194,14 +270,7 @@ def load_results(path: str) -> Any:
         raise LoadMonitorResultsError(f"No monitor files of the form *{Monitor.EXT} in {path}.")
     frames, starts = [], []
     for name in files:
-        with open(name) as file:
-            first = file.readline()
-            if not first.startswith("#"):
-                raise LoadMonitorResultsError(
-                    f"{name} is not a monitor file: it has no '#{{...}}' header line."
-                )
-            header = json.loads(first[1:])
-            frame = pandas.read_csv(file, index_col=None)
+        header, frame = _read_monitor_file(name, pandas)
         frame["t"] += header["t_start"]
         starts.append(header["t_start"])
         frames.append(frame)

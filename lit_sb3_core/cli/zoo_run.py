@@ -25,7 +25,7 @@ from lit_sb3_core.engine.model_file import load_model
 from lit_sb3_core.engine.trainer import RLTrainer
 from lit_sb3_core.engine.tuned import split_tuned, tuned_key
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.files import next_run_id
+from lit_sb3_core.foundation.files import next_run_id, write_atomically
 from lit_sb3_core.registry.registry import get_algo_class
 
 __all__ = ["EvaluationEnv", "EvaluationFiles", "ZooRun"]
@@ -50,12 +50,12 @@ class EvaluationFiles(Callback):
         self.timesteps.append(int(pl_module.num_timesteps))
         self.results.append([float(r) for r in rewards])
         self.lengths.append([int(n) for n in lengths])
-        np.savez(
-            self.folder / "evaluations.npz",
-            timesteps=np.array(self.timesteps),
-            results=np.array(self.results),
-            ep_lengths=np.array(self.lengths),
-        )
+        arrays: dict[str, Any] = {
+            "timesteps": np.array(self.timesteps),
+            "results": np.array(self.results),
+            "ep_lengths": np.array(self.lengths),
+        }
+        write_atomically(self.folder / "evaluations.npz", lambda handle: np.savez(handle, **arrays))
         mean = float(np.mean(rewards))
         if self.verbose >= 1:
             print(

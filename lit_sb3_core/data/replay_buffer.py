@@ -527,10 +527,11 @@ class ReplayBuffer:
         if not source.exists():
             raise FileNotFoundError(f"No replay buffer file at {str(path)!r}.")
         try:
+            _check_npz_members(source)
             with np.load(source, allow_pickle=False) as data:
                 header = json.loads(bytes(data[_HEADER]).decode())
                 arrays = {name: data[name] for name in data.files if name != _HEADER}
-        except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile, RecursionError) as exc:
             raise ConfigurationError(f"{str(path)!r} is not a lit-sb3 replay buffer file ({exc}).") from None
         if not isinstance(header, dict) or not isinstance(header.get("format", 0), int):
             raise ConfigurationError(
@@ -540,6 +541,7 @@ class ReplayBuffer:
             raise ConfigurationError(
                 f"{str(path)!r} uses a newer replay buffer format; upgrade lit-sb3-core."
             )
+        _check_header(header, repr(str(path)))
         try:
             buffer = cls(
                 header["buffer_size"],
@@ -561,7 +563,13 @@ class ReplayBuffer:
                 f"{str(path)!r} holds a replay buffer that cannot be rebuilt: {exc}"
             ) from None
         buffer._check_stored(header, arrays, repr(str(path)))
-        buffer.restore_storage(header, arrays)
+        try:
+            buffer.restore_storage(header, arrays)
+        except (KeyError, ValueError, TypeError) as exc:  # a tampered rng state, say
+            raise ConfigurationError(
+                f"{str(path)!r} holds a replay buffer whose contents cannot be restored "
+                f"({type(exc).__name__}: {exc}); the file is damaged or was tampered with."
+            ) from None
         return buffer
 
     def state_dict(self) -> dict[str, Any]:
@@ -601,3 +609,55 @@ class DictReplayBuffer(ReplayBuffer):
                 "use ReplayBuffer."
             )
         super().__init__(buffer_size, observation_space, *args, **kwargs)
+
+
+_MAX_INFLATION = 200
+_INFLATION_FLOOR_BYTES = 64 * 2**20
+
+
+def _check_npz_members(path: Path) -> None:
+    """Before ``np.load`` reads anything: no member inflates like a decompression bomb (``save`` stores)."""
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            if info.file_size > _INFLATION_FLOOR_BYTES and info.file_size > _MAX_INFLATION * max(
+                info.compress_size, 1
+            ):
+                raise ConfigurationError(
+                    f"{str(path)!r}: {info.filename} would inflate from {info.compress_size} to "
+                    f"{info.file_size} bytes: the file is a decompression bomb, not a saved replay buffer."
+                )
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _check_header(header: dict[str, Any], source: str) -> None:
+    """What a replay buffer file declares, checked before a buffer of that size is allocated."""
+    from lit_sb3_core.foundation.spaces import check_space_json
+
+    for key in ("buffer_size", "n_envs", "n_steps"):
+        if key in header and not _positive_int(header[key]):
+            raise ConfigurationError(f"{source}: {key} must be a positive integer, got {header[key]!r:.80}.")
+    gamma = header.get("gamma")
+    if "gamma" in header and (
+        isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma <= 1
+    ):
+        raise ConfigurationError(f"{source}: gamma must be a number in [0, 1], got {gamma!r:.80}.")
+    for key in ("optimize_memory_usage", "handle_timeout_termination"):
+        if key in header and not isinstance(header[key], bool):
+            raise ConfigurationError(f"{source}: {key} must be true or false, got {header[key]!r:.80}.")
+    for key in ("observation_space", "action_space"):
+        if key in header:
+            try:
+                check_space_json(header[key], key)
+            except ValueError as exc:
+                raise ConfigurationError(f"{source}: {key} is not a valid space: {exc}") from None
+    if not all(k in header for k in ("buffer_size", "n_envs", "observation_space", "action_space")):
+        return  # the constructor names the missing key
+    if "rows" in header and header["rows"] * header["n_envs"] != header["buffer_size"]:
+        raise ConfigurationError(
+            f"{source}: rows={header['rows']!r} times n_envs={header['n_envs']} is not buffer_size="
+            f"{header['buffer_size']}: the header contradicts itself (damaged or tampered with)."
+        )
+    # the constructor refuses a buffer larger than the machine's memory before allocating it

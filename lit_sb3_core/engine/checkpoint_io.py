@@ -28,6 +28,8 @@ from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 from lit_sb3_core.engine.file_checks import (
     check_counter,
     check_normalization,
+    check_plain_values,
+    check_rng_state,
     check_spaces,
     check_tensor_values,
     refuse,
@@ -111,6 +113,10 @@ def read_checkpoint(path: Any, map_location: Any = "cpu", weights_only: bool | N
         raise refuse(
             source, None, f"is truncated or corrupt ({type(exc).__name__}: {_first_line(exc)})."
         ) from None
+    except RecursionError:
+        raise refuse(
+            source, None, "holds values nested too deeply to be a checkpoint (damaged or tampered with)."
+        ) from None
     except (RuntimeError, EOFError, OSError, ValueError, IndexError, KeyError, zipfile.BadZipFile) as exc:
         raise refuse(
             source, None, f"is truncated or corrupt ({type(exc).__name__}: {_first_line(exc)})."
@@ -139,10 +145,10 @@ def load_algorithm_checkpoint(
     with every refusal a ``ModelFileError`` naming the file and the field. The Lightning internals this
     needs are in ``engine/lightning_internals.py``.
     """
-    from lightning.pytorch.core.saving import load_hparams_from_tags_csv, load_hparams_from_yaml
+    from lightning.pytorch.core.saving import load_hparams_from_tags_csv
     from lightning.pytorch.utilities.migration import pl_legacy_patch
 
-    from lit_sb3_core.engine.file_checks import check_named_classes, rebuild_error
+    from lit_sb3_core.engine.file_checks import check_named_classes, check_plain_values, rebuild_error
     from lit_sb3_core.engine.lightning_internals import (
         DEFAULT_MAP_LOCATION,
         migrate_checkpoint,
@@ -167,10 +173,12 @@ def load_algorithm_checkpoint(
         if extension == "csv":
             checkpoint["hyper_parameters"] = load_hparams_from_tags_csv(hparams_file)
         elif extension in ("yml", "yaml"):
-            checkpoint["hyper_parameters"] = load_hparams_from_yaml(hparams_file)
+            checkpoint["hyper_parameters"] = read_hparams_yaml(hparams_file)
         else:
             raise ValueError(".csv, .yml or .yaml is required for `hparams_file`")
+        check_plain_values(checkpoint["hyper_parameters"], str(hparams_file), "hyperparameters")
     checkpoint.setdefault("hyper_parameters", {})
+    check_plain_values(checkpoint["hyper_parameters"], source, "hyper_parameters")
     checkpoint["hyper_parameters"].update(kwargs)
     check_named_classes(cls, checkpoint["hyper_parameters"], source, "hyper_parameters.")
     try:
@@ -191,6 +199,47 @@ def load_algorithm_checkpoint(
     state_dict = checkpoint["state_dict"]
     tensor = next((t for t in state_dict.values() if isinstance(t, torch.Tensor)), None)
     return model if tensor is None else model.to(tensor.device)
+
+
+MAX_HPARAMS_BYTES = 16 * 2**20
+
+
+def read_hparams_yaml(path: Any) -> dict[str, Any]:
+    """An ``hparams_file`` read with YAML's safe loader: plain values only, never a Python object.
+
+    Lightning's ``load_hparams_from_yaml`` uses ``yaml.full_load``, which turns
+    ``!!python/name:module.function`` into that function; a hyperparameter is a number, a string (schedules
+    are strings such as ``lin_3e-4``), a list or a mapping, so any tag that builds an object is refused.
+    """
+    import yaml
+
+    source = str(path)
+    file = Path(source)
+    if not file.is_file():
+        raise FileNotFoundError(f"No hyperparameter file at {source!r}.")
+    if file.stat().st_size > MAX_HPARAMS_BYTES:
+        raise refuse(
+            source, None, f"is larger than the {MAX_HPARAMS_BYTES} bytes a hyperparameter file may be."
+        )
+    try:
+        loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.constructor.ConstructorError as exc:
+        raise refuse(
+            source,
+            None,
+            f"asks YAML to build a Python object ({_first_line(exc)}): lit-sb3 reads "
+            "hyperparameter files with a safe loader and never imports or calls what a file names. Write "
+            "plain values (schedules as strings such as 'lin_3e-4').",
+        ) from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise refuse(source, None, f"is not valid YAML ({type(exc).__name__}: {_first_line(exc)}).") from None
+    except RecursionError:
+        raise refuse(source, None, "is nested too deeply to be a hyperparameter file.") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict) or not all(isinstance(key, str) for key in loaded):
+        raise refuse(source, None, f"must map argument names to values, got {_short(loaded)}.")
+    return loaded
 
 
 def unsafe_checkpoint_error(path: Any, exc: BaseException) -> ModelFileError:
@@ -225,6 +274,7 @@ def check_checkpoint(checkpoint: dict[str, Any], source: str) -> None:
             "hyper_parameters",
             f"must map argument names to values (a dict), got {_short(hyperparameters)}.",
         )
+    check_plain_values(hyperparameters, source, "hyper_parameters")
     state = checkpoint.get("lit_sb3")
     if state is None:
         return  # not a lit-sb3 checkpoint: RLAlgorithm.on_load_checkpoint says so
@@ -246,10 +296,8 @@ def check_checkpoint(checkpoint: dict[str, Any], source: str) -> None:
         raise refuse(source, "lit_sb3.episode_returns", "must be a list of numbers.")
     if not isinstance(lengths, list) or not all(isinstance(n, int) and n >= 0 for n in lengths):
         raise refuse(source, "lit_sb3.episode_lengths", "must be a list of non-negative integers.")
-    if "rng" in state and not isinstance(state["rng"], dict):
-        raise refuse(
-            source, "lit_sb3.rng", f"must be a dict of generator states, got {_short(state['rng'])}."
-        )
+    if "rng" in state:
+        check_rng_state(state["rng"], source, "lit_sb3.rng")
 
 
 def _open_local(source: str) -> Path:

@@ -37,6 +37,7 @@ from torch import nn
 
 from lit_sb3_core._version import __version__
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.files import remove_stale_temporaries
 from lit_sb3_core.foundation.spaces import describe_space, space_to_json, unscale_action
 
 __all__ = [
@@ -242,6 +243,7 @@ def export_policy(algorithm: Any, path: str | Path, format: str = "onnx", opset:
             f"torch.export programs are saved as .pt2 files (torch.export.load refuses others): got {path}; "
             f"use {path.with_suffix('.pt2')}."
         )
+    _refuse_overwriting_a_model(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # Written beside the target, then renamed: an interrupted export never leaves a truncated file.
     partial = path.with_name(f".{path.stem}.partial-{os.getpid()}{path.suffix}")
@@ -259,7 +261,27 @@ def export_policy(algorithm: Any, path: str | Path, format: str = "onnx", opset:
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
+    remove_stale_temporaries(path.parent)  # what killed exports and saves left in this folder
     return path
+
+
+def _refuse_overwriting_a_model(path: Path) -> None:
+    """An export never replaces a model file (its own input, most often: ``export m.zip --out m.zip``)."""
+    import zipfile
+
+    if not path.is_file() or not zipfile.is_zipfile(path):
+        return
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return
+    if "metadata.json" in names or {"data", "policy.pth"} <= names:
+        raise ConfigurationError(
+            f"Refusing to export over {str(path)!r}: it is a model file (the export's input?), and the exported "
+            f"graph would replace it. Write the export elsewhere, e.g. {str(path.with_suffix('.onnx'))!r} "
+            "(lit-sb3 export: --out FILE, or leave --out out for the model's name with the format's suffix)."
+        )
 
 
 # helpers -------------------------------------------------------------------------------------------------

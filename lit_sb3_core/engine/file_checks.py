@@ -26,6 +26,8 @@ __all__ = [
     "check_named_classes",
     "check_normalization",
     "check_param_groups",
+    "check_plain_values",
+    "check_rng_state",
     "check_spaces",
     "check_state_against",
     "check_tensor_values",
@@ -100,6 +102,86 @@ def check_normalization(config: Any, source: str, field: str = "normalization") 
     gamma = config["gamma"]
     if gamma is not None and not (_number(gamma) and 0 <= gamma <= 1):
         raise refuse(source, f"{field}.gamma", f"must be null or a number in [0, 1], got {_short(gamma)}.")
+
+
+MAX_NESTING = 100
+_PLAIN_SCALARS = (str, int, float, bool, type(None))
+
+
+def check_plain_values(value: Any, source: str, field: str, max_depth: int = MAX_NESTING) -> None:
+    """Hyperparameters read from a file hold no functions or classes, and are not nested absurdly deep.
+
+    A function or class (a YAML ``!!python/name:`` tag, an object unpickled from a trusted checkpoint)
+    would be called by the first ``learn()``; any callable is refused (data such as tensors passes), and
+    so is nesting deeper than ``max_depth`` (walked without recursion, so no ``RecursionError`` escapes).
+    """
+    stack: list[tuple[Any, str, int]] = [(value, field, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, _PLAIN_SCALARS):
+            continue
+        if depth >= max_depth:
+            raise refuse(source, field, f"are nested more than {max_depth} levels deep (at {where}).")
+        if isinstance(item, dict):
+            stack.extend((v, f"{where}.{k}", depth + 1) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(item))
+        elif callable(item):  # a function, a class, an object that would be called as a schedule
+            raise refuse(
+                source,
+                where,
+                f"is a {type(item).__name__} ({_short(item)}), not a plain value: a file may hold numbers, "
+                "strings, lists and mappings only (name classes by their registered name, schedules as "
+                "strings such as 'lin_3e-4').",
+            )
+
+
+def check_rng_state(state: Any, source: str, field: str) -> None:
+    """What ``capture_rng_state`` writes: torch's byte state, numpy's MT19937 and python's Mersenne state.
+
+    Checked whole before any generator is restored, so a garbage state never half-restores the generators.
+    """
+
+    def bad(where: str, expected: str) -> ModelFileError:
+        return refuse(
+            source,
+            f"{field}{where}",
+            f"must be {expected} (what lit-sb3 saves); the checkpoint is damaged or was tampered with. "
+            "Remove the entry to resume without restoring the generators.",
+        )
+
+    if not isinstance(state, dict):
+        raise bad("", "a dict of generator states with keys torch, numpy and python")
+    for key in ("torch", "numpy", "python"):
+        if key not in state:
+            raise bad("", f"a dict of generator states with keys torch, numpy and python (it has no {key!r})")
+    generator = state["torch"]
+    if not isinstance(generator, torch.Tensor) or generator.dtype != torch.uint8 or generator.dim() != 1:
+        raise bad(".torch", "a 1-D uint8 tensor (torch.get_rng_state())")
+    numpy_state = state["numpy"]
+    keys = numpy_state.get("keys") if isinstance(numpy_state, dict) else None
+    if (
+        not isinstance(numpy_state, dict)
+        or numpy_state.get("kind") != "MT19937"
+        or not isinstance(keys, torch.Tensor)
+        or keys.numel() != 624
+        or not all(isinstance(numpy_state.get(k), int) for k in ("pos", "has_gauss"))
+        or not 0 <= numpy_state["pos"] <= 624
+        or not isinstance(numpy_state.get("cached_gaussian"), (int, float))
+    ):
+        raise bad(".numpy", "numpy's MT19937 state (kind, 624 keys, pos, has_gauss, cached_gaussian)")
+    python_state = state["python"]
+    values = python_state.get("state") if isinstance(python_state, dict) else None
+    if (
+        not isinstance(python_state, dict)
+        or not isinstance(python_state.get("version"), int)
+        or not isinstance(values, list)
+        or len(values) != 625
+        or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**32 for v in values[:-1])
+        or not isinstance(values[-1], int)
+        or not (python_state.get("gauss") is None or isinstance(python_state.get("gauss"), float))
+    ):
+        raise bad(".python", "python's random state (version, 625 integers, gauss)")
 
 
 def check_param_groups(groups: Any, source: str, field: str = "optimizer_param_groups") -> None:

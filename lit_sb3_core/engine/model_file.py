@@ -38,6 +38,7 @@ from lit_sb3_core.engine.file_checks import (
     check_named_classes,
     check_normalization,
     check_param_groups,
+    check_plain_values,
     check_spaces,
     check_state_against,
     check_tensor_values,
@@ -225,6 +226,17 @@ def _inspect(path: str | Path) -> _Archive:
                     f"lit_sb3.PPO.load({given!r}), which reads its weights and readable fields without "
                     "unpickling anything.",
                 )
+            first = _first_member_name(candidate)
+            if missing and first is not None and first not in names:
+                # The directory zipfile found belongs to a zip stored inside (SB3's policy.pth is one):
+                # the file's own directory, written last, is missing.
+                kind = "Stable-Baselines3 " if first == "data" else ""
+                raise refuse(
+                    given,
+                    None,
+                    f"is a truncated {kind}model file: its zip directory is missing (the save did not finish, or "
+                    "the copy or download was cut short). Save or copy it again.",
+                )
             if missing:
                 raise refuse(
                     given, None, f"is a zip file but not a lit-sb3 model file (missing {sorted(missing)})."
@@ -240,7 +252,14 @@ def _inspect(path: str | Path) -> _Archive:
             for name in (_METADATA, _WEIGHTS, _OPTIMIZERS):
                 if name in names:
                     _check_member_size(archive.getinfo(name), given)
-            metadata = json.loads(archive.read(_METADATA))
+            try:
+                metadata = json.loads(archive.read(_METADATA))
+            except RecursionError:
+                raise refuse(
+                    given,
+                    _METADATA,
+                    "is JSON nested too deeply to be lit-sb3 metadata (damaged or tampered with).",
+                ) from None
             _check_metadata(metadata, given)
             declared = {
                 name: _declared_tensors(archive, archive.getinfo(name), given)
@@ -259,6 +278,16 @@ def _inspect(path: str | Path) -> _Archive:
     ) as exc:
         raise refuse(given, None, f"is truncated or corrupt ({type(exc).__name__}: {exc}).") from None
     return _Archive(given, candidate, metadata, declared)
+
+
+def _first_member_name(path: Path) -> str | None:
+    """The name in the zip's first local header (at offset 0), or None when it cannot be read."""
+    with path.open("rb") as handle:
+        header = handle.read(30)
+        if len(header) < 30 or header[:4] != b"PK\x03\x04":
+            return None
+        length = int.from_bytes(header[26:28], "little")
+        return handle.read(length).decode("utf-8", errors="replace")
 
 
 def _check_member_size(info: zipfile.ZipInfo, source: str) -> None:
@@ -384,6 +413,7 @@ def _check_metadata(metadata: Any, given: str) -> None:
             "hyperparameters",
             f"must map argument names to values (a JSON object), got {hyperparameters!r}.",
         )
+    check_plain_values(metadata, given, "metadata")
     check_spaces(metadata, given)
     for key in ("num_timesteps", "iterations", "n_updates"):
         check_counter(metadata.get(key, 0), given, key)

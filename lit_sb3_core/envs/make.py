@@ -21,7 +21,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from lit_sb3_core.envs.atari import require_atari
 from lit_sb3_core.envs.guards import CheckedEnv
-from lit_sb3_core.envs.vector_envs import LitAsyncVectorEnv, LitSyncVectorEnv
+from lit_sb3_core.envs.vector_envs import LitAsyncVectorEnv, LitSyncVectorEnv, apply_step_timeout
 from lit_sb3_core.sb3.vec_env_views import as_vector_env, is_sb3_vec_env
 
 EnvSource = str | gym.Env | Callable[[], gym.Env] | VectorEnv
@@ -143,6 +143,8 @@ def make_vector_env(
     its exit code, and ``step_timeout`` (seconds, None: no limit) stops an env that hangs. A ``VectorEnv``
     passed in is returned as it is; an SB3 ``VecEnv`` is viewed as a gymnasium vector env and used as it is.
     """
+    if is_sb3_vec_env(source) or isinstance(source, VectorEnv):
+        apply_step_timeout(source, step_timeout, role)  # an env built elsewhere gets the limit too
     if is_sb3_vec_env(source):
         source = as_vector_env(source)
     if isinstance(source, VectorEnv):

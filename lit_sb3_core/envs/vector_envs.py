@@ -34,7 +34,13 @@ from gymnasium.vector.async_vector_env import AsyncState
 from lit_sb3_core.envs.guards import env_name, observation_problem
 from lit_sb3_core.errors import EnvError, EnvTimeoutError, LitSb3Error
 
-__all__ = ["DEFAULT_STEP_TIMEOUT_S", "LitAsyncVectorEnv", "LitSyncVectorEnv", "check_step_timeout"]
+__all__ = [
+    "DEFAULT_STEP_TIMEOUT_S",
+    "LitAsyncVectorEnv",
+    "LitSyncVectorEnv",
+    "apply_step_timeout",
+    "check_step_timeout",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -68,6 +74,11 @@ class LitAsyncVectorEnv(AsyncVectorEnv):
         # SIGTERM the workers of an env nobody closed and then wait for them, forever for a worker whose env
         # catches SIGTERM (SDL does, for pygame's "human" rendering: SB3's multiprocessing example).
         atexit.register(_close_at_exit, weakref.ref(self))
+
+    def set_step_timeout(self, step_timeout: float | None, role: str = "") -> None:
+        """Use ``step_timeout`` from now on (an env built elsewhere, handed to ``RLEnvDataModule``)."""
+        self.step_timeout = check_step_timeout(step_timeout)
+        self.role = self.role or role
 
     def step(self, actions: Any) -> Any:
         self.vector_steps += 1
@@ -339,6 +350,14 @@ class LitSyncVectorEnv(SyncVectorEnv):
         self.vector_steps = 0
         self._watchdog = _Watchdog(self.step_timeout) if self.step_timeout is not None else None
 
+    def set_step_timeout(self, step_timeout: float | None, role: str = "") -> None:
+        """Use ``step_timeout`` from now on (an env built elsewhere, handed to ``RLEnvDataModule``)."""
+        self.step_timeout = check_step_timeout(step_timeout)
+        self.role = self.role or role
+        if self._watchdog is not None:
+            self._watchdog.close()
+        self._watchdog = _Watchdog(self.step_timeout) if self.step_timeout is not None else None
+
     def step(self, actions: Any) -> Any:
         self.vector_steps += 1
         try:
@@ -417,3 +436,28 @@ class LitSyncVectorEnv(SyncVectorEnv):
             when = f"at vector step {self.vector_steps}" if call == "step" else "during reset()"
             exc.add_note(f"lit-sb3: raised by the {self._label(index)} in {method}() {when}.")
         return exc
+
+
+def apply_step_timeout(env: Any, step_timeout: float | None, role: str = "") -> bool:
+    """Give every lit-sb3 vector env inside ``env`` the limit ``step_timeout``; True if one was found.
+
+    ``env`` is what a user handed over already built: a gymnasium ``VectorEnv`` (maybe wrapped), or an SB3
+    ``VecEnv`` chain (``VecNormalize(DummyVecEnv(...))``, ``SubprocVecEnv``, their gymnasium view), whose
+    innermost env is a ``LitSyncVectorEnv``/``LitAsyncVectorEnv``. The chain is followed through SB3's
+    ``.venv``, the views' ``.vector_env`` and gymnasium wrappers' ``.env``.
+    """
+    found = False
+    seen: set[int] = set()
+    current: Any = env
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (LitSyncVectorEnv, LitAsyncVectorEnv)):
+            current.set_step_timeout(step_timeout, role)
+            found = True
+            break
+        attributes = vars(current) if hasattr(current, "__dict__") else {}
+        current = next(
+            (attributes[name] for name in ("venv", "vector_env", "env") if attributes.get(name) is not None),
+            None,
+        )
+    return found

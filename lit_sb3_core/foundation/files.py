@@ -7,8 +7,9 @@ fsynced so the rename itself survives a power cut. A failed write (a full disk, 
 removes its temporary and leaves the previous file as it was.
 
 A save killed outright (``kill -9``, a crash of the machine) cannot clean up after itself. Its temporary
-is named ``.<target name>.<pid>.<random>.tmp``; the next successful write into that folder removes the
-temporaries of processes that no longer run, so a killed save leaves nothing that outlives the next one.
+is named ``.<target name>.<pid>.<random>.tmp`` (an export's ``.<stem>.partial-<pid>.<suffix>``); the next
+successful write into that folder removes the temporaries of processes that no longer run, so a killed save
+leaves nothing that outlives the next one.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from typing import IO
 __all__ = ["next_run_id", "remove_stale_temporaries", "write_atomically"]
 
 _TEMPORARY = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")
+# What an export writes before its rename (``.policy.partial-<pid>.onnx``, see engine/export.py).
+_PARTIAL_EXPORT = re.compile(r"^\..+\.partial-(\d+)(\.[^.]+)?$")
 
 
 def write_atomically(target: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
@@ -63,7 +66,7 @@ def remove_stale_temporaries(folder: str | Path) -> list[Path]:
     removed = []
     with contextlib.suppress(OSError):
         for entry in os.scandir(folder):
-            match = _TEMPORARY.match(entry.name)
+            match = _TEMPORARY.match(entry.name) or _PARTIAL_EXPORT.match(entry.name)
             if match is None or not entry.is_file(follow_symlinks=False):
                 continue
             if _process_alive(int(match.group(1))):

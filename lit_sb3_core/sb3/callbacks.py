@@ -26,7 +26,9 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback
 
+from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.checks import check_positive_int
+from lit_sb3_core.foundation.files import write_atomically
 
 __all__ = [
     "BaseCallback",
@@ -422,7 +424,7 @@ class EvalCallback(EventCallback):
             }
             if self.evaluations_successes:
                 arrays["successes"] = np.array(self.evaluations_successes)
-            np.savez(self.log_path, **arrays)  # type: ignore[arg-type]  # numpy's stub types allow_pickle
+            write_atomically(self.log_path, lambda handle: np.savez(handle, **arrays))  # type: ignore[arg-type]
         # Under DDP every rank evaluates; they agree on the averaged result so they take the same decisions.
         stats = torch.tensor(
             [np.mean(rewards), np.std(rewards), np.mean(lengths), np.std(lengths)], dtype=torch.float64

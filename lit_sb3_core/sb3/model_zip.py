@@ -34,9 +34,9 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from lit_sb3_core.engine.file_checks import check_named_classes, is_sb3_archive
+from lit_sb3_core.engine.file_checks import check_counter, check_named_classes, check_tensor_values, is_sb3_archive
 from lit_sb3_core.errors import ModelFileError
-from lit_sb3_core.foundation.spaces import describe_space
+from lit_sb3_core.foundation.spaces import MAX_DISCRETE_ACTIONS, MAX_SPACE_ELEMENTS, describe_space
 
 __all__ = [
     "SB3Fields",
@@ -52,6 +52,13 @@ _DATA = "data"
 _POLICY = "policy.pth"
 _VARIABLES = "pytorch_variables.pth"
 _MAX_DATA_BYTES = 16 * 2**20
+_MAX_TEXT_BYTES = 2**20  # system_info.txt, _stable_baselines3_version
+_MAX_INFLATION = (
+    200  # a member may unpack to 200x its compressed size (when over the floor), as lit-sb3's own
+)
+_INFLATION_FLOOR_BYTES = 64 * 2**20
+_MAX_SPACE_DEPTH = 32
+_MAX_DIMENSIONS = 8
 # SB3's own feature extractors, by class name, and what lit-sb3 calls them.
 _SB3_EXTRACTORS = {"FlattenExtractor", "NatureCNN", "CombinedExtractor"}
 _CLASS_TEXT = re.compile(r"^<class '([\w.]+)'>$")
@@ -91,6 +98,43 @@ def _torch_load(archive: zipfile.ZipFile, name: str, given: str) -> Any:
         ) from None
 
 
+def _check_member_size(info: zipfile.ZipInfo, given: str) -> None:
+    """Before a member is read: text members are small, others do not inflate like a decompression bomb."""
+    name, size = info.filename, info.file_size
+    limit = _MAX_DATA_BYTES if name == _DATA else _MAX_TEXT_BYTES if not name.endswith(".pth") else None
+    if limit is not None and size > limit:
+        raise ModelFileError(
+            f"The {name!r} entry of {given!r} would unpack to {size} bytes (at most {limit} are read): the file "
+            "is damaged or a decompression bomb, not an SB3 model."
+        )
+    if size > _INFLATION_FLOOR_BYTES and size > _MAX_INFLATION * max(info.compress_size, 1):
+        raise ModelFileError(
+            f"The {name!r} entry of {given!r} would inflate from {info.compress_size} to {size} bytes "
+            f"({_MAX_INFLATION}x at most is read): the file is a decompression bomb, not saved weights."
+        )
+
+
+def _check_shape(shape: tuple[int, ...], what: str) -> tuple[int, ...]:
+    """A space's shape read from a file is small enough to allocate (checked before its bounds are read)."""
+    if len(shape) > _MAX_DIMENSIONS or any(n < 0 for n in shape):
+        raise NotReadable(f"{what} has the shape {shape}, which is not a space lit-sb3 reads from a file")
+    size = 1
+    for n in shape:
+        size *= n
+    if size > MAX_SPACE_ELEMENTS:
+        raise NotReadable(
+            f"{what} has the shape {shape} ({size} elements), more than the {MAX_SPACE_ELEMENTS} elements "
+            "lit-sb3 reads from a file"
+        )
+    return shape
+
+
+def _check_n(n: int, what: str) -> int:
+    if not 1 <= n <= MAX_DISCRETE_ACTIONS:
+        raise NotReadable(f"{what} must be an integer from 1 to {MAX_DISCRETE_ACTIONS}, got {n}")
+    return n
+
+
 def read_sb3_file(path: str | Path) -> SB3File:
     """Open an SB3 ``.zip``: JSON data and the weight files (``weights_only``), nothing unpickled."""
     given = str(path)
@@ -101,9 +145,15 @@ def read_sb3_file(path: str | Path) -> SB3File:
                 raise ModelFileError(
                     f"{given!r} is not a Stable-Baselines3 model file (no 'data'/'policy.pth')."
                 )
-            if archive.getinfo(_DATA).file_size > _MAX_DATA_BYTES:
-                raise ModelFileError(f"The 'data' entry of {given!r} is larger than {_MAX_DATA_BYTES} bytes.")
-            data = json.loads(archive.read(_DATA))
+            for info in archive.infolist():
+                _check_member_size(info, given)
+            try:
+                data = json.loads(archive.read(_DATA))
+            except RecursionError:
+                raise ModelFileError(
+                    f"The 'data' entry of {given!r} is JSON nested too deeply to be SB3's data (damaged or "
+                    "tampered with)."
+                ) from None
             if not isinstance(data, dict):
                 raise ModelFileError(f"The 'data' entry of {given!r} is not a JSON object.")
             policy_state = _torch_load(archive, _POLICY, given)
@@ -125,14 +175,18 @@ def read_sb3_file(path: str | Path) -> SB3File:
             )
     except ModelFileError:
         raise
-    except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, OSError, KeyError) as exc:
+    except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, OSError, KeyError, EOFError) as exc:
         raise ModelFileError(f"The SB3 model file {given!r} is truncated or corrupt ({exc}).") from None
     if not isinstance(policy_state, dict) or not all(
         isinstance(v, torch.Tensor) for v in policy_state.values()
     ):
         raise ModelFileError(f"policy.pth in {given!r} is not a state dict of tensors.")
+    check_tensor_values(policy_state, given, "policy.pth: ")
     if not isinstance(variables, dict):
         variables = {}
+    check_tensor_values(
+        {k: v for k, v in variables.items() if isinstance(v, torch.Tensor)}, given, "pytorch_variables.pth: "
+    )
     return SB3File(given, data, policy_state, variables, others, version, system_info)
 
 
@@ -170,21 +224,23 @@ def _space_from_fields(entry: dict[str, Any], what: str) -> spaces.Space:
     kind = _type_name(entry)
     try:
         if kind == "Box":
-            shape = tuple(int(n) for n in entry["_shape"])
+            shape = _check_shape(tuple(int(n) for n in entry["_shape"]), f"{what}._shape")
             dtype = np.dtype(entry["dtype"])
             low = parse_numpy_text(str(entry["low"]), shape, dtype, f"{what}.low")
             high = parse_numpy_text(str(entry["high"]), shape, dtype, f"{what}.high")
             return spaces.Box(low=low, high=high, shape=shape, dtype=dtype)
         if kind == "Discrete":
-            return spaces.Discrete(int(entry["n"]), start=int(entry.get("start", 0)))
+            return spaces.Discrete(_check_n(int(entry["n"]), f"{what}.n"), start=int(entry.get("start", 0)))
         if kind == "MultiDiscrete":
-            shape = tuple(int(n) for n in entry["_shape"])
+            shape = _check_shape(tuple(int(n) for n in entry["_shape"]), f"{what}._shape")
             nvec = parse_numpy_text(str(entry["nvec"]), shape, np.int64, f"{what}.nvec")
             start = parse_numpy_text(str(entry.get("start", "0")), shape, np.int64, f"{what}.start")
             return spaces.MultiDiscrete(nvec, start=start)
         if kind == "MultiBinary":
             n = entry["n"]
-            return spaces.MultiBinary(n if isinstance(n, (int, list)) else int(n))
+            n = n if isinstance(n, (int, list)) else int(n)
+            _check_shape(tuple(n) if isinstance(n, list) else (n,), f"{what}.n")
+            return spaces.MultiBinary(n)
         if kind == "Dict":
             return parse_space_repr(f"Dict({entry['spaces']!s})", what)
     except (KeyError, TypeError, ValueError) as exc:
@@ -221,11 +277,14 @@ def _split_top_level(text: str) -> list[str]:
     return parts
 
 
-def parse_space_repr(text: str, what: str = "space") -> spaces.Space:
+def parse_space_repr(text: str, what: str = "space", depth: int = 0) -> spaces.Space:
     """A gymnasium space from its ``repr`` (``Box(-1.0, 1.0, (3,), float32)``, ``Discrete(3)``, ``Dict(...)``).
 
-    Parsed as text, never evaluated.
+    Parsed as text, never evaluated; shapes and sizes are bounded before anything is allocated, and
+    ``Dict`` nesting at ``_MAX_SPACE_DEPTH`` levels.
     """
+    if depth > _MAX_SPACE_DEPTH:
+        raise NotReadable(f"{what} nests Dict spaces more than {_MAX_SPACE_DEPTH} levels deep")
     text = text.strip()
     match = re.match(r"^(\w+)\((.*)\)$", text, flags=re.S)
     if not match:
@@ -238,20 +297,22 @@ def parse_space_repr(text: str, what: str = "space") -> spaces.Space:
         result = {}
         for part in _split_top_level(inner):
             key, _, value = part.partition(":")
-            result[key.strip().strip("'\"")] = parse_space_repr(value, f"{what}[{key.strip()}]")
+            result[key.strip().strip("'\"")] = parse_space_repr(value, f"{what}[{key.strip()}]", depth + 1)
         return spaces.Dict(result)
     args = _split_top_level(inner)
     positional = [a for a in args if not re.match(r"^\w+=", a)]
     named = dict(a.split("=", 1) for a in args if re.match(r"^\w+=", a))
     if kind == "Box" and len(positional) == 4:
         shape = tuple(int(n) for n in positional[2].strip("()").replace(",", " ").split())
+        _check_shape(shape, f"{what}.shape")
         dtype = np.dtype(positional[3])
         low = parse_numpy_text(positional[0], shape, dtype, f"{what}.low")
         high = parse_numpy_text(positional[1], shape, dtype, f"{what}.high")
         return spaces.Box(low=low, high=high, shape=shape, dtype=dtype)
     if kind == "Discrete" and len(positional) == 1:
-        return spaces.Discrete(int(positional[0]), start=int(named.get("start", 0)))
+        return spaces.Discrete(_check_n(int(positional[0]), f"{what}.n"), start=int(named.get("start", 0)))
     if kind == "MultiDiscrete" and len(positional) == 1:
+        _check_shape((len(positional[0].split()),), f"{what}.nvec")
         nvec = np.array(positional[0].strip("[]").split(), dtype=np.int64)
         start = named.get("start")
         starts = np.array(start.strip("[]").split(), dtype=np.int64) if start else None
@@ -259,6 +320,7 @@ def parse_space_repr(text: str, what: str = "space") -> spaces.Space:
     if kind == "MultiBinary" and len(positional) == 1:
         value = positional[0]
         n = [int(v) for v in value.strip("[]()").replace(",", " ").split()]
+        _check_shape(tuple(n), f"{what}.n")
         return spaces.MultiBinary(n[0] if len(n) == 1 and not value.startswith(("[", "(")) else n)
     raise NotReadable(f"{what} could not be read from {text!r}")
 
@@ -552,6 +614,9 @@ def load_sb3_model(
             )
     # Every class the file names goes through the allow-list before anything is built (safety's one path).
     check_named_classes(cls, hyperparameters, given, "data.")
+    num_timesteps = check_counter(fields.value("num_timesteps", 0) or 0, given, "data.num_timesteps")
+    if "policy_kwargs" not in kwargs and "policy_kwargs" not in fields.custom_objects:
+        _check_net_arch_fits(hyperparameters.get("policy_kwargs"), file.policy_state, given)
     model = cls(**hyperparameters)
     model.build_policy(observation_space, action_space)
     try:
@@ -559,8 +624,55 @@ def load_sb3_model(
     except NotReadable as exc:
         raise ModelFileError(f"{given!r}: {exc}.") from None
     model.load_sb3_state(state, given)
-    model.num_timesteps = int(fields.value("num_timesteps", 0) or 0)
+    model.num_timesteps = num_timesteps
     model.sb3_file_info = {"sb3_version": file.sb3_version, "unread": dict(fields.unread)}
     if env is not None:
         model.set_env(env)
     return model
+
+
+def _check_net_arch_fits(policy_kwargs: Any, policy_state: dict[str, torch.Tensor], given: str) -> None:
+    """Every layer width in ``net_arch`` is a dimension of some weight in ``policy.pth``, before building.
+
+    An honest file's hidden layers each have a weight of that width; ``net_arch: [100000, 100000]`` next to
+    small weights would allocate gigabytes for a policy whose weights then do not fit.
+    """
+    kwargs = policy_kwargs if isinstance(policy_kwargs, dict) else {}
+    extractor = kwargs.get("features_extractor_kwargs")
+    sizes = [  # other widths the policy is built with (RecurrentPPO's LSTM, a CNN's features)
+        (f"data.policy_kwargs.{key}", kwargs.get(key)) for key in ("lstm_hidden_size",)
+    ] + [
+        (
+            "data.policy_kwargs.features_extractor_kwargs.features_dim",
+            (extractor if isinstance(extractor, dict) else {}).get("features_dim"),
+        )
+    ]
+    dims = {n for tensor in policy_state.values() for n in tensor.shape}
+    for field_name, size in sizes:
+        if isinstance(size, int) and not isinstance(size, bool) and size not in dims:
+            raise ModelFileError(
+                f"{given!r}: {field_name} is {size}, but no weight in policy.pth has that size: the file's data "
+                "does not describe its weights (damaged or tampered with). The policy was not built."
+            )
+    arch = kwargs.get("net_arch")
+    widths: list[Any] = []
+    pending = [arch]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif item is not None:
+            widths.append(item)
+    for width in widths:
+        if isinstance(width, bool) or not isinstance(width, int) or width < 1:
+            raise ModelFileError(
+                f"{given!r}: data.policy_kwargs.net_arch must hold positive layer widths, got {width!r}."
+            )
+        if width not in dims:
+            raise ModelFileError(
+                f"{given!r}: data.policy_kwargs.net_arch asks for a layer of width {width}, but no weight in "
+                "policy.pth has that size: the file's data does not describe its weights (damaged or tampered "
+                "with). The policy was not built."
+            )

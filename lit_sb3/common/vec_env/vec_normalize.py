@@ -12,6 +12,7 @@ pickle: a file written by SB3's ``VecNormalize.save`` (a pickle) is refused with
 from __future__ import annotations
 
 import json
+import zipfile
 from copy import deepcopy
 from pathlib import Path
 from typing import Any, cast
@@ -23,6 +24,7 @@ from gymnasium import spaces
 from lit_sb3.common.running_mean_std import RunningMeanStd
 from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer
 from lit_sb3_core.errors import ModelFileError
+from lit_sb3_core.foundation.files import write_atomically
 from lit_sb3_core.foundation.spaces import is_image_space
 from lit_sb3_core.sb3.vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
 
@@ -297,8 +299,7 @@ def save_statistics(vec_normalize: Any, save_path: str | Path) -> None:
         prefix = "obs" if key is None else f"obs/{key}"
         arrays.update(_moments(rms, prefix))
     arrays.update(_moments(vec_normalize.ret_rms, "ret"))
-    with open(save_path, "wb") as file:
-        np.savez(file, **arrays)
+    write_atomically(save_path, lambda file: np.savez(file, **arrays))  # a failed save keeps the old file
 
 
 def _moments(rms: Any, prefix: str) -> dict[str, np.ndarray]:
@@ -314,10 +315,10 @@ def _restore(module: Any, arrays: dict[str, np.ndarray], prefix: str) -> None:
         mean, var, count = (arrays[f"{prefix}/{name}"] for name in ("mean", "var", "count"))
     except KeyError as missing:
         raise ModelFileError(f"The VecNormalize file has no statistics {missing}.") from None
-    if mean.shape != tuple(module.mean.shape):
+    if mean.shape != tuple(module.mean.shape) or var.shape != mean.shape or count.shape != ():
         raise ModelFileError(
-            f"The VecNormalize file holds statistics of shape {mean.shape} for {prefix}, the env needs "
-            f"{tuple(module.mean.shape)}."
+            f"The VecNormalize file holds statistics of shape {mean.shape} (var {var.shape}, count "
+            f"{count.shape}) for {prefix}, the env needs {tuple(module.mean.shape)}."
         )
     module.mean.copy_(torch.as_tensor(mean))
     module.var.copy_(torch.as_tensor(var))
@@ -337,14 +338,70 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
             "save_statistics(stable_baselines3.common.vec_env.VecNormalize.load(path, venv), 'stats.npz')`."
         )
     try:
+        _check_npz_members(path)
         with np.load(path, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise ModelFileError(f"{path} is not a VecNormalize statistics file: {exc}") from None
-    if str(arrays.get("format", "")) != _FORMAT:
+    if str(arrays.get("format", "")) != _FORMAT or "settings" not in arrays:
         raise ModelFileError(f"{path} is not a VecNormalize statistics file written by lit-sb3.")
-    settings = json.loads(str(arrays["settings"]))
+    try:
+        settings = json.loads(str(arrays["settings"]))
+    except (ValueError, RecursionError) as exc:
+        raise ModelFileError(f"{path}: settings are not JSON ({type(exc).__name__}: {exc}).") from None
+    if not isinstance(settings, dict):
+        raise ModelFileError(f"{path}: settings must be a JSON object, got {settings!r:.80}.")
     unknown = set(settings) - set(_SETTINGS)
     if unknown:
         raise ModelFileError(f"{path} has unknown VecNormalize settings {sorted(unknown)}.")
+    _check_settings(settings, path)
+    for name, array in arrays.items():
+        if name.endswith(("/mean", "/var", "/count")):
+            if array.dtype.kind not in "fiu" or not np.all(np.isfinite(array)):
+                raise ModelFileError(
+                    f"{path}: {name} must hold finite numbers, got {array.dtype} values with NaN or infinity "
+                    "(the statistics diverged or the file was tampered with)."
+                )
+            if name.endswith(("/var", "/count")) and np.any(array < 0):
+                raise ModelFileError(f"{path}: {name} must not be negative (a variance or a count).")
     return settings, arrays
+
+
+_MAX_MEMBER_BYTES = 2**30
+
+
+def _check_npz_members(path: Path) -> None:
+    """Before ``np.load`` reads anything: no member unpacks to more than 1 GiB (statistics are small)."""
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            if info.file_size > _MAX_MEMBER_BYTES:
+                raise ModelFileError(
+                    f"{path}: {info.filename} would unpack to {info.file_size} bytes, more than the "
+                    f"{_MAX_MEMBER_BYTES} a VecNormalize statistics file holds (damaged or a decompression bomb)."
+                )
+
+
+def _check_settings(settings: dict[str, Any], path: Path) -> None:
+    """Each setting has the type and range ``VecNormalize`` takes, before anything is built from it."""
+    for key in ("training", "norm_obs", "norm_reward"):
+        if key in settings and not isinstance(settings[key], bool):
+            raise ModelFileError(f"{path}: settings.{key} must be true or false, got {settings[key]!r:.80}.")
+    for key in ("clip_obs", "clip_reward", "epsilon"):
+        value = settings.get(key)
+        if key in settings and (
+            isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf")
+        ):
+            raise ModelFileError(
+                f"{path}: settings.{key} must be a positive finite number, got {value!r:.80}. Save the "
+                "statistics again with VecNormalize.save."
+            )
+    gamma = settings.get("gamma")
+    if "gamma" in settings and (
+        isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma <= 1
+    ):
+        raise ModelFileError(f"{path}: settings.gamma must be a number in [0, 1], got {gamma!r:.80}.")
+    keys = settings.get("norm_obs_keys")
+    if keys is not None and not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
+        raise ModelFileError(
+            f"{path}: settings.norm_obs_keys must be null or a list of names, got {keys!r:.80}."
+        )

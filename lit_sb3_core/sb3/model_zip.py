@@ -34,7 +34,12 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from lit_sb3_core.engine.file_checks import check_counter, check_named_classes, check_tensor_values, is_sb3_archive
+from lit_sb3_core.engine.file_checks import (
+    check_counter,
+    check_named_classes,
+    check_tensor_values,
+    is_sb3_archive,
+)
 from lit_sb3_core.errors import ModelFileError
 from lit_sb3_core.foundation.spaces import MAX_DISCRETE_ACTIONS, MAX_SPACE_ELEMENTS, describe_space
 

@@ -122,12 +122,19 @@ _MATMULS = {"aten::addmm", "aten::mm", "aten::bmm", "aten::baddbmm", "aten::matm
 # "after" is the default now (direct fused Adam; critics batched on accelerators only); "batched" also
 # batches the critics on the CPU.
 VARIANTS = {"before": (False, False), "after": (True, False), "batched": (True, True)}
+# Variants not run unless named with --variants: "onednn" is "after" with fp32 Linear layers routed
+# through oneDNN (lit_sb3_core.nets.fast_matmul); "bf16" is "after" under bf16 autocast.
+EXTRA_VARIANTS = {"onednn": (True, False), "bf16": (True, False)}
+VARIANTS.update(EXTRA_VARIANTS)
 
 
 @contextlib.contextmanager
 def variant(name: str) -> Iterator[None]:
     """Switch the optimised paths as ``VARIANTS[name]`` says, for the block."""
+    import torch
+
     import lit_sb3_core.sdk.fast_path as algorithm
+    from lit_sb3_core.nets import fast_matmul
     from lit_sb3_core.nets.off_policy_policies import ContinuousCritic
 
     direct, batched = VARIANTS[name]
@@ -135,10 +142,13 @@ def variant(name: str) -> Iterator[None]:
     if not direct:
         algorithm.direct_step = lambda optimizer: False  # type: ignore[assignment]
     ContinuousCritic.batch_on_cpu = batched
+    fast_matmul.set_enabled(name == "onednn")
     try:
-        yield
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=name == "bf16"):
+            yield
     finally:
         algorithm.direct_step, ContinuousCritic.batch_on_cpu = saved
+        fast_matmul.set_enabled(None)
 
 
 def _median(values: list[float]) -> float:
@@ -146,7 +156,9 @@ def _median(values: list[float]) -> float:
     return ordered[len(ordered) // 2]
 
 
-def profile_off_policy(case_name: str, steps: int, ops: int, repeats: int) -> list[str]:
+def profile_off_policy(
+    case_name: str, steps: int, ops: int, repeats: int, variants: list[str] | None = None
+) -> list[str]:
     from lit_sb3_core.sdk.fast_path import plain_calls
 
     case, model, datamodule = _build(case_name)
@@ -159,6 +171,8 @@ def profile_off_policy(case_name: str, steps: int, ops: int, repeats: int) -> li
     batch = model.batch_size
     ensemble = hasattr(model.policy, "critic") and type(model.policy.critic).__name__ != "CrossQCritic"
     names = ["before", "after", "batched"] if ensemble else ["before", "after"]
+    if variants:
+        names = ["before", *[name for name in variants if name != "before"]]
 
     def run_steps(n: int) -> None:
         # The optimizers of the finished run are still the trainer's: continue where learn() stopped,
@@ -200,7 +214,7 @@ def profile_off_policy(case_name: str, steps: int, ops: int, repeats: int) -> li
     lines.append(
         "| speed-up | " + " | ".join(f"{base / table[name]['whole update']:.2f}x" for name in names) + " |"
     )
-    for name in ("before", "after"):
+    for name in ("before", names[-1] if variants else "after"):
         with variant(name):
             lines += ["", f"Operators, {name} (unit: one gradient step):", ""]
             lines += _operator_table(lambda: run_steps(steps), ops, steps)
@@ -290,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", type=int, default=8, help="operators listed per case")
     parser.add_argument("--repeats", type=int, default=3, help="alternating runs per variant (median)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--variants", nargs="+", choices=sorted(VARIANTS), help="off-policy variants to compare with before"
+    )
     args = parser.parse_args(argv)
     import warnings
 
@@ -302,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         lines = (
             profile_on_policy(name, args.iterations, args.ops, args.repeats)
             if name in ON_POLICY or name.startswith(("ppo", "a2c"))
-            else profile_off_policy(name, args.steps, args.ops, args.repeats)
+            else profile_off_policy(name, args.steps, args.ops, args.repeats, args.variants)
         )
         print("\n".join(lines), flush=True)
     return 0

@@ -7,6 +7,8 @@ profiler, DDP or a precision plugin that needs Lightning) the algorithm takes Li
 * ``set_policy_mode``: train/eval flags recorded once at the start of training and replayed, instead of
   ``nn.Module.train`` walking every submodule twice an iteration.
 * ``plain_calls``: while no module of the policy has hooks, its forward passes skip ``nn.Module.__call__``.
+* ``plain_calls`` also routes fp32 ``nn.Linear`` layers through oneDNN when that opt-in route is switched on
+  (``lit_sb3_core.nets.fast_matmul``).
 * ``optimizer_step``: zero, backward, clip and step call torch directly where Lightning's wrappers would
   only call default (no-op) hooks; Lightning's step counters are kept. The step itself skips
   ``Optimizer.step``'s Python where it cannot matter (``lit_sb3_core.sdk.direct_steps``).
@@ -31,6 +33,7 @@ from lit_sb3_core.engine.lightning_internals import (
     has_step_counters,
     is_overridden,
 )
+from lit_sb3_core.nets.fast_matmul import routed
 from lit_sb3_core.nets.torch_layers import hook_free
 from lit_sb3_core.sdk.direct_steps import direct_step
 from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, precision_is_plain
@@ -162,6 +165,7 @@ def plain_calls(module: nn.Module) -> Iterator[None]:
     and Q-networks: their forward passes then use ``plain_forward``), provided ``module`` is ``hook_free``.
 
     Algorithms wrap each Lightning batch in it; hooks added between batches (by callbacks) are honoured.
+    Within it the policy's ``nn.Linear`` layers take the oneDNN route where it is switched on (``routed``).
     """
     if not hook_free(module):
         yield
@@ -170,7 +174,8 @@ def plain_calls(module: nn.Module) -> Iterator[None]:
     for m in switched:
         cast(Any, m).plain_calls = True
     try:
-        yield
+        with routed(module):
+            yield
     finally:
         for m in switched:
             cast(Any, m).plain_calls = False

@@ -431,6 +431,7 @@ def next_missing() -> tuple[str, str, int] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global RESULTS, SCRATCH
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -441,7 +442,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the record here instead")
     parser.add_argument("--next", action="store_true", help="run the first record the ledger lacks")
     parser.add_argument("--list", action="store_true", help="print the ledger's records and their state")
+    parser.add_argument("--results", type=Path, help=f"the ledger's records folder (default {RESULTS})")
+    parser.add_argument("--scratch", type=Path, help=f"the checkpoints folder (default {SCRATCH})")
     args = parser.parse_args(argv)
+    RESULTS, SCRATCH = args.results or RESULTS, args.scratch or SCRATCH
     warnings.filterwarnings("ignore")
     if args.list:
         for case, library, seed in ledger_order():

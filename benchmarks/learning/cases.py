@@ -8,7 +8,8 @@ lit-sb3's plain-JSON notation; ``suite.libraries.sb3_hyperparams`` turns them in
 
 Budgets: Atari at 100k agent steps (400k frames, the Atari-100k setting of Kaiser et al. 2019), MuJoCo
 off-policy at 100k steps, MuJoCo PPO at 300k. ``cpu_s`` is the measured CPU cost of one record (one
-library, one seed, training and all evaluations) on one core of this machine, see ``COSTS`` below.
+library, one seed, training and all evaluations) on one core of this machine, see ``COSTS`` below: the
+whole ledger (10 cases x 2 libraries x 3 seeds) is about 19 CPU-hours.
 
 ``CASES`` is in ``--next`` order: the cheapest case of every family first, so a partial ledger already
 covers every algorithm.
@@ -46,7 +47,6 @@ class LearningCase:
         atari: Atari preprocessing (SB3 ``AtariWrapper`` + ``VecFrameStack(4)``; lit-sb3
             ``RLEnvDataModule(atari=True)``); evaluation plays whole games with unclipped scores.
         normalize: rl-zoo3's ``normalize: true`` (SB3 ``VecNormalize``, lit-sb3 ``normalize=True``).
-        cpu_s: measured CPU seconds of one record (see the module docstring), 0 for test cases.
         eval_episodes: deterministic evaluation episodes (whole games on Atari) per evaluation point.
         random_return: mean return of a uniformly random policy (the report's normalization floor).
     """
@@ -64,7 +64,6 @@ class LearningCase:
     policy: str = "MlpPolicy"
     atari: bool = False
     normalize: bool = False
-    cpu_s: float = 0.0
     eval_episodes: int = 10
     random_return: float = 0.0
 
@@ -74,6 +73,12 @@ class LearningCase:
         out = copy.deepcopy(self.zoo)
         out.update(copy.deepcopy(self.overrides))
         return out
+
+    @property
+    def cpu_s(self) -> float:
+        """Measured CPU seconds of one record, the mean of the two libraries' (``COSTS``); 0 if unmeasured."""
+        costs = COSTS.get(self.name)
+        return sum(costs.values()) / len(costs) if costs else 0.0
 
     @property
     def eval_points(self) -> list[int]:
@@ -152,8 +157,23 @@ _ATARI_REPLAY_WHY = (
     "handle_timeout_termination=False); "
 )
 
-# Measured CPU seconds of one record (training + evaluations), see benchmarks/learning/README.md.
-COSTS: dict[str, float] = {}
+# Measured CPU seconds of one record per library: `taskset -c 0 nice python benchmarks/learning/cost.py
+# --steps 2000 --library sb3` (and lit-sb3), 2026-12-01 on this 2-core AMD machine while other work ran
+# (load 3-9). 2,000 update steps (learning_starts cut to 500) + one evaluation episode, scaled to the
+# budget and all evaluations: an upper bound for the training part (the real warm-up steps are cheaper),
+# a lower bound for evaluation (a trained agent's episodes are longer than an untrained one's).
+COSTS: dict[str, dict[str, float]] = {
+    "a2c-breakout": {"sb3": 479, "lit-sb3": 559},
+    "ppo-breakout": {"sb3": 659, "lit-sb3": 680},
+    "ppo-hopper": {"sb3": 581, "lit-sb3": 616},
+    "td3-halfcheetah": {"sb3": 1429, "lit-sb3": 1379},
+    "sac-hopper": {"sb3": 1663, "lit-sb3": 1292},
+    "dqn-pong": {"sb3": 1442, "lit-sb3": 1338},
+    "qrdqn-breakout": {"sb3": 1789, "lit-sb3": 1293},
+    "tqc-walker2d": {"sb3": 2195, "lit-sb3": 1735},
+    "ppo-halfcheetah": {"sb3": 722, "lit-sb3": 657},
+    "sac-halfcheetah": {"sb3": 1514, "lit-sb3": 1206},
+}
 
 _ATARI = dict(steps=100_000, eval_every=10_000, policy="CnnPolicy", atari=True)
 _MUJOCO_OFF = dict(steps=100_000, eval_every=10_000)

@@ -259,7 +259,8 @@ def build(results: Path, out: Path) -> str:
         lines.append("No case has records of both libraries yet.")
     else:
         lines += [
-            "Scores normalized per case: 0 = a uniformly random policy (the `random` column below), 1 = SB3's mean "
+            "Scores normalized per case: 0 = a uniformly random policy (the `random` column below: published "
+            "reference scores, Atari from the DQN tables, MuJoCo D4RL's), 1 = SB3's mean "
             "final score on that case in this ledger (where SB3 is not above random: the best run of the case). "
             f"Over {len(agg['cases'])} case(s) with {agg['seeds_per_case']} seed(s) each ({', '.join(agg['cases'])}: "
             "the cases with the most seeds for both libraries, their lowest seeds); stratified bootstrap, 2,000 "

@@ -245,6 +245,7 @@ class Run:
         self.points = [p for p in case.eval_points if until is None or p <= _cut(case, until)]
         self.side: _Library | None = None
         self.checkpoints = 0
+        self.commit = commit()  # the code this process runs, not what HEAD is when it ends
         self._wall = time.perf_counter()
         self._cpu = time.process_time()
 
@@ -350,7 +351,7 @@ class Run:
             "device": "cpu",
             "host_cpu": _cpu_model(),
             "versions": versions(),
-            "commit": commit(),
+            "commit": self.commit,
             "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             **case.describe(),
         }

@@ -463,6 +463,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.case is None or args.library is None or args.seed is None:
             parser.error("give --case, --library and --seed, or --next")
         case, library, seed = args.case, args.library, args.seed
+        try:
+            by_name(case)
+        except KeyError as error:
+            parser.error(str(error.args[0]))
     try:
         run_one(case, library, seed, args.until, args.out)
     except SystemExit:

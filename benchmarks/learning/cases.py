@@ -1,0 +1,232 @@
+"""The learning-ledger cases: what trains, for how long, how often it is evaluated. Plain data only.
+
+Every case trains one algorithm on one environment with the same hyperparameters in both libraries.
+``zoo`` is rl-zoo3's entry for the pair exactly as ``lit_sb3.tuned_hyperparameters(algo, env)["model"]``
+returns it (a test checks that they agree); ``overrides`` are the changes this ledger makes so that the
+entry fits the budget, and ``why`` says why. ``hyperparams`` = ``zoo`` updated by ``overrides``, written in
+lit-sb3's plain-JSON notation; ``suite.libraries.sb3_hyperparams`` turns them into SB3's objects.
+
+Budgets: Atari at 100k agent steps (400k frames, the Atari-100k setting of Kaiser et al. 2019), MuJoCo
+off-policy at 100k steps, MuJoCo PPO at 300k. ``cpu_s`` is the measured CPU cost of one record (one
+library, one seed, training and all evaluations) on one core of this machine, see ``COSTS`` below: the
+whole ledger (10 cases x 2 libraries x 3 seeds) is about 19 CPU-hours.
+
+``CASES`` is in ``--next`` order: the cheapest case of every family first, so a partial ledger already
+covers every algorithm.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CASES", "SEEDS", "TEST_CASES", "LearningCase", "by_name"]
+
+# Three seeds per (case, library): the ledger's n.
+SEEDS = (0, 1, 2)
+
+
+@dataclass(frozen=True)
+class LearningCase:
+    """One ledger case.
+
+    Args:
+        name: unique id, used on the command line and as the results folder name.
+        algo: lit-sb3 registry name.
+        sb3: the SB3 / sb3-contrib class, ``"module:Class"``.
+        env: gymnasium env id.
+        steps: the step budget of one run (environment steps, all envs together; Atari agent steps).
+        eval_every: evaluate after every this many steps (and at the end).
+        zoo: rl-zoo3's model entry for (algo, env), as ``lit_sb3.tuned_hyperparameters`` has it, less
+            ``policy`` (see ``policy``).
+        overrides: the ledger's changes to ``zoo``.
+        why: why each override was made (empty when there is none).
+        n_envs: parallel training environments (rl-zoo3's ``n_envs``).
+        policy: policy alias, the same in both libraries.
+        atari: Atari preprocessing (SB3 ``AtariWrapper`` + ``VecFrameStack(4)``; lit-sb3
+            ``RLEnvDataModule(atari=True)``); evaluation plays whole games with unclipped scores.
+        normalize: rl-zoo3's ``normalize: true`` (SB3 ``VecNormalize``, lit-sb3 ``normalize=True``).
+        eval_episodes: deterministic evaluation episodes (whole games on Atari) per evaluation point.
+        random_return: mean return of a uniformly random policy (the report's normalization floor): the
+            published reference scores, Atari from the DQN / Atari-100k tables (Breakout 1.7, Pong -20.7),
+            MuJoCo D4RL's random-policy references (Hopper -20.3, HalfCheetah -280.2, Walker2d 1.6).
+    """
+
+    name: str
+    algo: str
+    sb3: str
+    env: str
+    steps: int
+    eval_every: int
+    zoo: dict[str, Any]
+    overrides: dict[str, Any] = field(default_factory=dict)
+    why: str = ""
+    n_envs: int = 1
+    policy: str = "MlpPolicy"
+    atari: bool = False
+    normalize: bool = False
+    eval_episodes: int = 10
+    random_return: float = 0.0
+
+    @property
+    def hyperparams(self) -> dict[str, Any]:
+        """The constructor arguments both libraries get: ``zoo`` updated by ``overrides``."""
+        out = copy.deepcopy(self.zoo)
+        out.update(copy.deepcopy(self.overrides))
+        return out
+
+    @property
+    def cpu_s(self) -> float:
+        """Measured CPU seconds of one record, the mean of the two libraries' (``COSTS``); 0 if unmeasured."""
+        costs = COSTS.get(self.name)
+        return sum(costs.values()) / len(costs) if costs else 0.0
+
+    @property
+    def eval_points(self) -> list[int]:
+        """The steps after which the run is evaluated: every ``eval_every`` steps, and the budget."""
+        points = list(range(self.eval_every, self.steps, self.eval_every))
+        return [*points, self.steps]
+
+    def suite_case(self) -> Any:
+        """This case as a ``suite.cases.Case``, so the speed benchmark's env and library code applies."""
+        from suite.cases import Case
+
+        return Case(
+            self.name, self.algo, self.sb3, self.env, "learning ledger", self.steps, self.steps,
+            self.hyperparams, n_envs=self.n_envs, policy=self.policy, normalize_obs=self.normalize,
+            normalize_reward=self.normalize, atari=self.atari,
+        )  # fmt: skip
+
+    def describe(self) -> dict[str, Any]:
+        """The case's settings as a record stores them."""
+        return {
+            "steps": self.steps,
+            "eval_every": self.eval_every,
+            "eval_episodes": self.eval_episodes,
+            "n_envs": self.n_envs,
+            "policy": self.policy,
+            "atari": self.atari,
+            "normalize": self.normalize,
+            "hyperparams": self.hyperparams,
+            "zoo": self.zoo,
+            "overrides": self.overrides,
+            "why": self.why,
+        }
+
+
+# rl-zoo3 2.9 entries (``tuned_hyperparameters(algo, env)["model"]`` less ``policy``).
+_ZOO_PPO_ATARI = {
+    "n_steps": 128, "n_epochs": 4, "batch_size": 256, "learning_rate": "lin_2.5e-4", "clip_range": "lin_0.1",
+    "vf_coef": 0.5, "ent_coef": 0.01,
+}  # fmt: skip
+_ZOO_A2C_ATARI = {
+    "ent_coef": 0.01, "vf_coef": 0.25,
+    "policy_kwargs": {"optimizer_class": "rmsprop_tf_like", "optimizer_kwargs": {"eps": 1e-05}},
+}  # fmt: skip
+_ZOO_DQN_ATARI = {
+    "buffer_size": 100_000, "learning_rate": 0.0001, "batch_size": 32, "learning_starts": 100_000,
+    "target_update_interval": 1000, "train_freq": 4, "gradient_steps": 1, "exploration_fraction": 0.1,
+    "exploration_final_eps": 0.01, "optimize_memory_usage": False,
+}  # fmt: skip
+_ZOO_QRDQN_ATARI = {"learning_starts": 50_000, "exploration_fraction": 0.025, "optimize_memory_usage": False}
+_ZOO_TD3_MUJOCO = {
+    "learning_starts": 10_000, "action_noise": {"type": "normal", "sigma": 0.1}, "train_freq": 1,
+    "gradient_steps": 1, "learning_rate": 0.001, "batch_size": 256, "policy_kwargs": {"net_arch": [400, 300]},
+}  # fmt: skip
+_ZOO_PPO_HOPPER = {
+    "batch_size": 32, "n_steps": 512, "gamma": 0.999, "learning_rate": 9.80828e-05, "ent_coef": 0.00229519,
+    "clip_range": 0.2, "n_epochs": 5, "gae_lambda": 0.99, "max_grad_norm": 0.7, "vf_coef": 0.835671,
+    "policy_kwargs": {"log_std_init": -2, "ortho_init": False, "activation_fn": "relu",
+                      "net_arch": {"pi": [256, 256], "vf": [256, 256]}},
+}  # fmt: skip
+_ZOO_PPO_HALFCHEETAH = {
+    "batch_size": 64, "n_steps": 512, "gamma": 0.98, "learning_rate": 2.0633e-05, "ent_coef": 0.000401762,
+    "clip_range": 0.1, "n_epochs": 20, "gae_lambda": 0.92, "max_grad_norm": 0.8, "vf_coef": 0.58096,
+    "policy_kwargs": {"log_std_init": -2, "ortho_init": False, "activation_fn": "relu",
+                      "net_arch": {"pi": [256, 256], "vf": [256, 256]}},
+}  # fmt: skip
+
+# The replay settings every off-policy Atari case shares: a buffer as large as the budget, stored once
+# (uint8 frames, next observations shared) so a run holds ~0.7 GB, not 1.4 GB.
+_ATARI_REPLAY = {
+    "buffer_size": 100_000,
+    "optimize_memory_usage": True,
+    "replay_buffer_kwargs": {"handle_timeout_termination": False},
+}
+_ATARI_REPLAY_WHY = (
+    "buffer 100k = the budget, stored with optimize_memory_usage (SB3 then needs "
+    "handle_timeout_termination=False); "
+)
+
+# Measured CPU seconds of one record per library: `taskset -c 0 nice python benchmarks/learning/cost.py
+# --steps 2000 --library sb3` (and lit-sb3), 2026-12-01 on this 2-core AMD machine while other work ran
+# (load 3-9). 2,000 update steps (learning_starts cut to 500) + one evaluation episode, scaled to the
+# budget and all evaluations: an upper bound for the training part (the real warm-up steps are cheaper),
+# a lower bound for evaluation (a trained agent's episodes are longer than an untrained one's).
+COSTS: dict[str, dict[str, float]] = {
+    "a2c-breakout": {"sb3": 479, "lit-sb3": 559},
+    "ppo-breakout": {"sb3": 659, "lit-sb3": 680},
+    "ppo-hopper": {"sb3": 581, "lit-sb3": 616},
+    "td3-halfcheetah": {"sb3": 1429, "lit-sb3": 1379},
+    "sac-hopper": {"sb3": 1663, "lit-sb3": 1292},
+    "dqn-pong": {"sb3": 1442, "lit-sb3": 1338},
+    "qrdqn-breakout": {"sb3": 1789, "lit-sb3": 1293},
+    "tqc-walker2d": {"sb3": 2195, "lit-sb3": 1735},
+    "ppo-halfcheetah": {"sb3": 722, "lit-sb3": 657},
+    "sac-halfcheetah": {"sb3": 1514, "lit-sb3": 1206},
+}
+
+_ATARI = dict(steps=100_000, eval_every=10_000, policy="CnnPolicy", atari=True)
+_MUJOCO_OFF = dict(steps=100_000, eval_every=10_000)
+
+CASES: list[LearningCase] = [
+    LearningCase("a2c-breakout", "a2c", "stable_baselines3:A2C", "BreakoutNoFrameskip-v4", zoo=_ZOO_A2C_ATARI,
+                 n_envs=16, random_return=1.7, **_ATARI),
+    LearningCase("ppo-breakout", "ppo", "stable_baselines3:PPO", "BreakoutNoFrameskip-v4", zoo=_ZOO_PPO_ATARI,
+                 n_envs=8, random_return=1.7, **_ATARI),
+    LearningCase("ppo-hopper", "ppo", "stable_baselines3:PPO", "Hopper-v5", steps=300_000, eval_every=25_000,
+                 zoo=_ZOO_PPO_HOPPER, normalize=True, random_return=-20.3),
+    LearningCase("td3-halfcheetah", "td3", "stable_baselines3:TD3", "HalfCheetah-v5", zoo=_ZOO_TD3_MUJOCO,
+                 random_return=-280.2, **_MUJOCO_OFF),
+    LearningCase("sac-hopper", "sac", "stable_baselines3:SAC", "Hopper-v5", zoo={"learning_starts": 10_000},
+                 random_return=-20.3, **_MUJOCO_OFF),
+    LearningCase("dqn-pong", "dqn", "stable_baselines3:DQN", "PongNoFrameskip-v4", zoo=_ZOO_DQN_ATARI,
+                 overrides={**_ATARI_REPLAY, "learning_starts": 5_000},
+                 why=_ATARI_REPLAY_WHY + "learning_starts 100k -> 5k (the whole budget otherwise).",
+                 random_return=-20.7, **_ATARI),
+    LearningCase("qrdqn-breakout", "qrdqn", "sb3_contrib:QRDQN", "BreakoutNoFrameskip-v4", zoo=_ZOO_QRDQN_ATARI,
+                 overrides={**_ATARI_REPLAY, "learning_starts": 5_000, "exploration_fraction": 0.1},
+                 why=_ATARI_REPLAY_WHY + "learning_starts 50k -> 5k; exploration_fraction 0.025 -> 0.1 "
+                     "(0.025 of 100k ends exploration before learning starts; 0.1 = DQN's 10k steps).",
+                 random_return=1.7, **_ATARI),
+    LearningCase("tqc-walker2d", "tqc", "sb3_contrib:TQC", "Walker2d-v5", zoo={"learning_starts": 10_000},
+                 random_return=1.6, **_MUJOCO_OFF),
+    LearningCase("ppo-halfcheetah", "ppo", "stable_baselines3:PPO", "HalfCheetah-v5", steps=300_000,
+                 eval_every=25_000, zoo=_ZOO_PPO_HALFCHEETAH, normalize=True, random_return=-280.2),
+    LearningCase("sac-halfcheetah", "sac", "stable_baselines3:SAC", "HalfCheetah-v5",
+                 zoo={"learning_starts": 10_000}, random_return=-280.2, **_MUJOCO_OFF),
+]  # fmt: skip
+
+# CI-sized cases for the tests: never part of the ledger (``--next`` skips them).
+TEST_CASES: list[LearningCase] = [
+    LearningCase("test-ppo-cartpole", "ppo", "stable_baselines3:PPO", "CartPole-v1", steps=512, eval_every=256,
+                 zoo={"n_steps": 64, "batch_size": 64, "n_epochs": 2}, n_envs=2, eval_episodes=2,
+                 why="test only: a tiny PPO.", random_return=22.0),
+    LearningCase("test-dqn-cartpole", "dqn", "stable_baselines3:DQN", "CartPole-v1", steps=600, eval_every=200,
+                 zoo={"learning_starts": 100, "buffer_size": 1_000, "train_freq": 4,
+                      "policy_kwargs": {"net_arch": [32, 32]}},
+                 eval_episodes=2, why="test only: a tiny DQN (a replay buffer to resume).", random_return=22.0),
+]  # fmt: skip
+
+
+def by_name(name: str) -> LearningCase:
+    """The case called ``name`` (ledger or test case); a KeyError listing the valid names otherwise."""
+    for case in (*CASES, *TEST_CASES):
+        if case.name == name:
+            return case
+    raise KeyError(f"No learning case {name!r}; choose from: {', '.join(c.name for c in CASES)}.")
+
+
+_names = [case.name for case in (*CASES, *TEST_CASES)]
+assert len(set(_names)) == len(_names), "learning case names must be unique"

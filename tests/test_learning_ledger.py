@@ -1,0 +1,212 @@
+"""The learning ledger (benchmarks/learning/): its runner writes real records and resumes killed runs; its
+report turns records into the README table, curves and the rliable aggregate; its cases are rl-zoo3's.
+
+The runner tests train the test-only CartPole DQN (600 steps, evaluated at 200, 400, 600) for real in
+fresh processes, once per library; a run is interrupted by the runner's fault hook, which exits the
+process hard right after its first checkpoint, as a kill would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+RUN = BENCHMARKS / "learning" / "run.py"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+RECORD_KEYS = {
+    "case", "algo", "env", "library", "seed", "steps", "curve", "final_mean", "seconds", "cpu_seconds",
+    "peak_rss_mib", "versions", "commit", "hyperparams", "eval_every", "budget", "torch_threads",
+}  # fmt: skip
+
+
+@pytest.fixture
+def learning(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """The ``learning`` package of benchmarks/, importable as run.py imports it."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import learning
+
+    yield learning
+
+
+def _needs(*modules: str) -> None:
+    for module in modules:
+        pytest.importorskip(module)
+
+
+def _run(*args: str, tmp: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    command = [
+        sys.executable,
+        str(RUN),
+        *args,
+        "--scratch",
+        str(tmp / "scratch"),
+        "--results",
+        str(tmp / "results"),
+    ]
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})}, check=False
+    )
+
+
+@pytest.mark.parametrize("library", ["sb3", "lit-sb3"])
+def test_a_killed_run_resumes_its_curve_and_writes_a_valid_record(tmp_path: Path, library: str) -> None:
+    _needs("stable_baselines3", "lit_sb3_dqn")
+    args = ("--case", "test-dqn-cartpole", "--library", library, "--seed", "0")
+    killed = _run(*args, tmp=tmp_path, env={"LEDGER_CRASH_AFTER_CHECKPOINTS": "1"})
+    assert killed.returncode == 75, killed.stdout + killed.stderr
+    scratch = tmp_path / "scratch" / "test-dqn-cartpole" / f"{library}-seed0"
+    state = json.loads((scratch / "state.json").read_text())
+    assert [point for point, _ in state["curve"]] == [200]
+    assert state["num_timesteps"] >= 200
+    assert (scratch / "model.zip").is_file()
+    assert any(scratch.glob("replay.*")), "an off-policy checkpoint holds its replay buffer"
+    record_path = tmp_path / "results" / "test-dqn-cartpole" / f"{library}-seed0.json"
+    assert not record_path.exists()
+
+    resumed = _run(*args, tmp=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming at step" in resumed.stdout
+    record = json.loads(record_path.read_text())
+    assert RECORD_KEYS <= set(record)
+    assert record["library"] == library and record["algo"] == "dqn" and record["env"] == "CartPole-v1"
+    assert [point for point, _ in record["curve"]] == [200, 400, 600]
+    assert record["curve"][0] == state["curve"][0], "the points before the interruption are kept"
+    assert record["final_mean"] == record["curve"][-1][1]
+    assert record["steps"] >= 600 and record["resumed"] == 1 and record["complete"] is True
+    assert record["cpu_seconds"] > state["cpu_seconds"] > 0, "CPU time adds up over the two processes"
+    assert record["torch_threads"] == 1 and record["peak_rss_mib"] > 0
+    assert record["versions"]["stable-baselines3"] and record["versions"]["torch"]
+    assert record["hyperparams"]["learning_starts"] == 100
+    assert all(len(returns) == 2 for returns in record["eval_returns"])
+    assert not scratch.exists(), "a finished run's checkpoint is removed"
+
+
+def test_until_cuts_the_run_outside_the_ledger(tmp_path: Path) -> None:
+    _needs("stable_baselines3")
+    done = _run("--case", "test-ppo-cartpole", "--library", "sb3", "--seed", "3", tmp=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    full = json.loads((tmp_path / "results" / "test-ppo-cartpole" / "sb3-seed3.json").read_text())
+    cut = _run(
+        "--case", "test-ppo-cartpole", "--library", "sb3", "--seed", "3", "--until", "100", tmp=tmp_path
+    )
+    assert cut.returncode == 0, cut.stdout + cut.stderr
+    partial = json.loads(
+        (tmp_path / "scratch" / "until" / "100" / "test-ppo-cartpole" / "sb3-seed3.json").read_text()
+    )
+    assert partial["complete"] is False and partial["until"] == 100
+    assert len(partial["curve"]) == 1
+    assert partial["curve"][0] == full["curve"][0], "--until reproduces the record's first evaluation point"
+    assert sorted(p.name for p in (tmp_path / "results").rglob("*.json")) == ["sb3-seed3.json"]
+
+
+def test_next_takes_the_first_missing_record_and_skips_failed_ones(
+    learning: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import learning.run as run
+
+    monkeypatch.setattr(run, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(run, "SCRATCH", tmp_path / "scratch")
+    order = run.ledger_order()
+    assert len(order) == len(learning.cases.CASES) * 2 * 3
+    assert order[0][2] == order[1][2] == 0 and {order[0][1], order[1][1]} == {"sb3", "lit-sb3"}
+    assert {case for case, _, seed in order if seed == 0} == {case.name for case in learning.cases.CASES}
+    assert run.next_missing() == order[0]
+    run.write_json(run.record_path(*order[0]), {"done": True})
+    assert run.next_missing() == order[1]
+    scratch = run.scratch_dir(*order[1])
+    scratch.parent.mkdir(parents=True, exist_ok=True)
+    (scratch.parent / f".{scratch.name}.failed").write_text("Traceback ...")
+    assert run.next_missing() == order[2]
+
+
+def _synthetic(results: Path, case: Any, library: str, seed: int, offset: float) -> None:
+    rng = random.Random(hash((case.name, library, seed)) % 1000)
+    curve = [
+        [p, case.random_return + offset * (i + 1) + rng.random()] for i, p in enumerate(case.eval_points)
+    ]
+    record = {
+        "case": case.name, "algo": case.algo, "env": case.env, "library": library, "seed": seed,
+        "steps": case.steps, "curve": curve, "final_mean": curve[-1][1], "seconds": 100.0,
+        "cpu_seconds": 90.0 if library == "sb3" else 60.0, "peak_rss_mib": 400.0, "train_steps_per_s": 250.0,
+        "complete": True,
+    }  # fmt: skip
+    path = results / case.name / f"{library}-seed{seed}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record))
+
+
+def test_report_writes_table_curves_and_rliable_aggregate(learning: ModuleType, tmp_path: Path) -> None:
+    _needs("matplotlib", "rliable")
+    import learning.report as report
+
+    cases = learning.cases.CASES
+    results = tmp_path / "results"
+    for case in cases[:3]:  # complete: 3 seeds per library; lit-sb3 far below SB3 on the third
+        for seed in range(3):
+            _synthetic(results, case, "sb3", seed, 10.0)
+            _synthetic(results, case, "lit-sb3", seed, 10.0 if case is not cases[2] else 2.0)
+    _synthetic(results, cases[3], "sb3", 0, 10.0)  # partial: one seed, one library
+    text = report.build(results, tmp_path / "out")
+
+    assert text == (tmp_path / "out" / "README.md").read_text()
+    assert "**Records: 19 of 60**" in text
+    results_table = text.split("## Aggregate")[0].splitlines()
+    rows = {line.split(" | ")[0].strip("| "): line for line in results_table if line.startswith("| ")}
+    assert "within noise" in rows[cases[0].name] and "(n=3)" in rows[cases[0].name]
+    assert "**lit-sb3 below**" in rows[cases[2].name]
+    assert "1.50x" in rows[cases[0].name], "CPU-time ratio: SB3's 90 s over lit-sb3's 60 s"
+    assert "(n=1 *partial*)" in rows[cases[3].name] and rows[cases[3].name].count("–") >= 3
+    for case in cases[:4]:
+        assert (tmp_path / "out" / "curves" / f"{case.name}.png").read_bytes().startswith(PNG_SIGNATURE)
+    assert not (tmp_path / "out" / "curves" / f"{cases[4].name}.png").exists()
+    assert (tmp_path / "out" / "curves" / "performance-profile.png").read_bytes().startswith(PNG_SIGNATURE)
+    summary = json.loads((tmp_path / "out" / "aggregate.json").read_text())
+    aggregate = summary["aggregate"]
+    assert aggregate["cases"] == [case.name for case in cases[:3]] and aggregate["seeds_per_case"] == 3
+    assert aggregate["iqm"]["lit-sb3"] < aggregate["iqm"]["SB3"]
+    low, high = aggregate["iqm_ci"]["SB3"]
+    assert low <= aggregate["iqm"]["SB3"] <= high
+    assert "| SB3 | " in text and "![performance profile]" in text
+
+
+def test_report_bootstrap_interval_covers_the_mean(learning: ModuleType) -> None:
+    import learning.report as report
+
+    low, high = report.bootstrap_ci([1.0, 2.0, 3.0, 10.0])
+    assert low < 4.0 < high and low >= 1.0 and high <= 10.0
+    assert report.bootstrap_ci([5.0]) == (5.0, 5.0)
+
+
+def test_cases_are_rl_zoo_entries_within_budget(learning: ModuleType) -> None:
+    import lit_sb3
+
+    cases = learning.cases.CASES
+    assert len(cases) >= 10
+    atari = {case.algo for case in cases if case.atari}
+    mujoco = {case.algo for case in cases if not case.atari}
+    assert {"ppo", "a2c", "dqn", "qrdqn"} <= atari and {"sac", "td3", "tqc", "ppo"} <= mujoco
+    assert len([case for case in cases if case.atari]) >= 4 and len(mujoco) >= 4
+    missing = sorted({case.algo for case in cases} - set(lit_sb3.list_algos()))
+    if missing:
+        pytest.skip(f"lit-sb3 plugins not installed: {missing}")
+    for case in cases:
+        tuned = lit_sb3.tuned_hyperparameters(case.algo, case.env)
+        model = dict(tuned["model"])
+        assert model.pop("policy", "MlpPolicy") == case.policy, case.name
+        assert model == case.zoo, f"{case.name}: zoo differs from rl-zoo3's entry"
+        assert tuned["data"].get("n_envs", 1) == case.n_envs, case.name
+        assert bool(tuned["data"].get("normalize", False)) == case.normalize, case.name
+        assert bool(case.overrides) == bool(case.why), f"{case.name}: every override is explained"
+        assert case.eval_points[-1] == case.steps and case.cpu_s > 0, case.name
+    hours = sum(case.cpu_s for case in cases) * 2 * len(learning.cases.SEEDS) / 3600
+    assert hours <= 30, f"the ledger costs {hours:.1f} CPU-hours"

@@ -82,7 +82,9 @@ def data_to_json(data: dict[str, Any]) -> str:
 def json_to_data(json_string: str, custom_objects: dict[str, Any] | None = None) -> dict[str, Any]:
     """Parses ``data_to_json``'s output; ``custom_objects`` replace the items of the same name."""
     if custom_objects is not None and not isinstance(custom_objects, dict):
-        raise ValueError(f"custom_objects must be a dict of names to objects, got {type(custom_objects).__name__}.")
+        raise ValueError(
+            f"custom_objects must be a dict of names to objects, got {type(custom_objects).__name__}."
+        )
     data = json.loads(json_string)
     data.update(custom_objects or {})
     return data
@@ -103,7 +105,9 @@ def open_path(path: Any, mode: str, verbose: int = 0, suffix: str | None = None)
         raise ValueError(f"The stream {path} is closed: open it again.")
     mode = _check_mode(mode)
     if (mode == "w" and not path.writable()) or (mode == "r" and not path.readable()):
-        raise ValueError(f"open_path(mode={mode!r}) needs a {'writable' if mode == 'w' else 'readable'} stream.")
+        raise ValueError(
+            f"open_path(mode={mode!r}) needs a {'writable' if mode == 'w' else 'readable'} stream."
+        )
     return path
 
 

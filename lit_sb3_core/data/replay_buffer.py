@@ -326,7 +326,10 @@ class ReplayBuffer:
             return {key: self.to_torch(array) for key, array in arrays.items()}
         return self.to_torch(arrays[""])
 
-    def _get_samples(self, rows: np.ndarray, envs: np.ndarray | None) -> ReplaySamples:
+    def _get_samples(self, rows: np.ndarray, envs: np.ndarray | None = None) -> ReplaySamples:
+        """The transitions at ``rows`` of the envs ``envs`` (random envs when None, as SB3's)."""
+        if envs is None and self.n_envs > 1:
+            envs = self.rng.integers(0, self.n_envs, size=len(rows))
         flat = self._flat(rows, envs)
         if self.n_steps == 1:
             last_rows, last_flat = rows, flat
@@ -601,3 +604,11 @@ class DictReplayBuffer(ReplayBuffer):
                 "use ReplayBuffer."
             )
         super().__init__(buffer_size, observation_space, *args, **kwargs)
+
+
+class NStepReplayBuffer(ReplayBuffer):
+    """``ReplayBuffer`` with n-step returns (3 steps by default), as SB3 names it; off-policy algorithms
+    build one when ``n_steps > 1``."""
+
+    def __init__(self, *args: Any, n_steps: int = 3, gamma: float = 0.99, **kwargs: Any) -> None:
+        super().__init__(*args, n_steps=n_steps, gamma=gamma, **kwargs)

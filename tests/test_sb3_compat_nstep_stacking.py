@@ -11,13 +11,16 @@ from lit_sb3.common.buffers import NStepReplayBuffer, ReplayBuffer
 from lit_sb3.common.vec_env.stacked_observations import StackedObservations
 
 
-def _filled(n_envs: int = 1, done_at: int | None = None) -> NStepReplayBuffer:
+def _filled(
+    n_envs: int = 1, done_at: int | None = None, truncated_at: int | None = None
+) -> NStepReplayBuffer:
     box = spaces.Box(0, 10, (2,), np.float32)
     buffer = NStepReplayBuffer(10, box, box, n_envs=n_envs, n_steps=3, gamma=0.5)
     for i in range(6):
         obs = np.full((n_envs, 2), i, np.float32)
-        done = np.full(n_envs, float(i == done_at))
-        buffer.add(obs, obs + 1, np.zeros((n_envs, 2), np.float32), np.ones(n_envs), done, [{}] * n_envs)
+        done = np.full(n_envs, float(i in (done_at, truncated_at)))
+        infos = [{"TimeLimit.truncated": i == truncated_at, "other": 1}] * n_envs  # SB3's call: infos
+        buffer.add(obs, obs + 1, np.zeros((n_envs, 2), np.float32), np.ones(n_envs), done, infos)
     return buffer
 
 
@@ -25,10 +28,20 @@ def test_n_step_buffer_sums_discounted_rewards_up_to_termination() -> None:
     buffer = _filled(done_at=1)
     assert isinstance(buffer, ReplayBuffer) and buffer.n_steps == 3 and buffer.gamma == 0.5
     batch = buffer._get_samples(np.array([0, 2]))  # SB3's signature: rows only
+    assert batch.discounts is not None
     np.testing.assert_allclose(batch.rewards.numpy().ravel(), [1 + 0.5, 1 + 0.5 + 0.25])
     np.testing.assert_allclose(batch.dones.numpy().ravel(), [1.0, 0.0])
     np.testing.assert_allclose(batch.discounts.numpy().ravel(), [0.25, 0.125])
     np.testing.assert_allclose(batch.next_observations.numpy()[:, 0], [2.0, 5.0])
+
+
+def test_sb3_infos_mark_truncations_which_bootstrap() -> None:
+    buffer = _filled(truncated_at=1)
+    np.testing.assert_array_equal(buffer.dones[:3, 0], [0, 1, 0])
+    np.testing.assert_array_equal(buffer.timeouts[:3, 0], [0, 1, 0])
+    batch = buffer._get_samples(np.array([0]))
+    assert batch.dones.item() == 0.0  # truncated: the target bootstraps
+    assert batch.rewards.item() == pytest.approx(1.5)
 
 
 def test_rows_only_sampling_picks_envs_with_several_envs() -> None:

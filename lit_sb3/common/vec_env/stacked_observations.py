@@ -48,8 +48,9 @@ class StackedObservations:
             raise TypeError(
                 f"Frame stacking needs Box or Dict observations, not {type(observation_space).__name__}."
             )
+        order = channels_order if isinstance(channels_order, str) or channels_order is None else None
         first, self.stack_dimension, _, self.repeat_axis = self.compute_stacking(
-            n_stack, observation_space, channels_order
+            n_stack, observation_space, order
         )
         self.channels_first = first
         low = np.repeat(observation_space.low, n_stack, axis=self.repeat_axis)

@@ -4,6 +4,8 @@
 #   bash dev.sh test  [pytest options]          run the whole test suite (core and every plugin)
 #   bash dev.sh lint                            ruff (lint rules, formatting) and mypy (types) over the tree
 #   bash dev.sh bench [benchmark options]       lit-sb3 beside Stable-Baselines3
+#   bash dev.sh sb3-tests [--files F -k EXPR]   SB3's and sb3-contrib's own test suites, renamed, on lit-sb3;
+#                                               the pass table goes into docs/sb3-migration.md
 #   bash dev.sh bench-jax [benchmark options]   the same with SBX (SB3 in JAX) as a third library; SBX
 #                                               and JAX (~1.7 GB) go into their own .venv-jax/, never .venv/
 # Everything is installed into .venv/ inside this folder.
@@ -64,8 +66,9 @@ case "$command" in
     test) exec "$PY" -m pytest "$@" ;;
     lint) "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check . && exec "$VENV/bin/mypy" ;;
     bench) exec "$PY" benchmarks/run.py "$@" ;;
+    sb3-tests) exec nice "$PY" scripts/sb3_tests.py "$@" ;;
     bench-jax) setup_jax && exec "$PY" benchmarks/run.py --libraries lit sb3 sbx --jax-python "$JAX_VENV/bin/python" "$@" ;;
     setup-jax) setup_jax ;;
     setup) ;;
-    *) echo "usage: bash dev.sh {train|test|lint|bench|bench-jax|setup|setup-jax} [options]" >&2; exit 2 ;;
+    *) echo "usage: bash dev.sh {train|test|lint|bench|bench-jax|sb3-tests|setup|setup-jax} [options]" >&2; exit 2 ;;
 esac

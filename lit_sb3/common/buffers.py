@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lit_sb3_core.data.replay_buffer import DictReplayBuffer, ReplayBuffer
+from lit_sb3_core.data.replay_buffer import DictReplayBuffer, NStepReplayBuffer, ReplayBuffer
 from lit_sb3_core.data.rollout_buffer import RolloutBuffer
 
-__all__ = ["DictReplayBuffer", "ReplayBuffer", "RolloutBuffer"]
+__all__ = ["DictReplayBuffer", "NStepReplayBuffer", "ReplayBuffer", "RolloutBuffer"]

@@ -88,7 +88,14 @@ class Monitor(RecordEpisodeStatistics):
             self.current_reset_info[key] = value
         self.rewards = []
         self.needs_reset = False
-        return super().reset(seed=seed, options=options)
+        if options is not None:
+            return super().reset(seed=seed, options=options)
+        # No options: call reset(seed=...) alone, as SB3 does, so envs whose reset takes no options work;
+        # then start the episode statistics as RecordEpisodeStatistics.reset does.
+        observation, info = self.env.reset(seed=seed)
+        self.episode_start_time = time.perf_counter()
+        self.episode_returns, self.episode_lengths = 0.0, 0
+        return observation, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         if self.needs_reset:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -40,7 +41,7 @@ from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
 from lit_sb3_core.foundation.files import write_atomically
 from lit_sb3_core.foundation.spaces import action_dim, describe_space, space_from_json, space_to_json
 
-__all__ = ["DictReplayBuffer", "ReplayBuffer", "ReplaySamples"]
+__all__ = ["DictReplayBuffer", "NStepReplayBuffer", "ReplayBuffer", "ReplaySamples"]
 
 _FORMAT = 1
 _HEADER = "__lit_sb3_replay_buffer__"
@@ -213,15 +214,22 @@ class ReplayBuffer:
         action: np.ndarray,
         reward: np.ndarray,
         terminated: np.ndarray,
-        truncated: np.ndarray | None = None,
+        truncated: np.ndarray | Sequence[dict[str, Any]] | None = None,
     ) -> None:
         """Store one vector step: arrays with a leading ``n_envs`` axis.
+
+        SB3's call ``add(obs, next_obs, action, reward, done, infos)`` works too: with a list of info dicts
+        in place of ``truncated``, ``done`` covers both endings and ``info["TimeLimit.truncated"]`` marks
+        the truncated ones.
 
         ``next_obs`` must be the true next observation (the final one where an episode ended), ``action``
         the action as the algorithm trains on it (scaled to [-1, 1] for Box spaces).
         """
         pos = self.pos
-        terminated = np.asarray(terminated, dtype=bool)
+        terminated = np.asarray(terminated, dtype=bool).reshape(-1)
+        if isinstance(truncated, (list, tuple)) and all(isinstance(info, dict) for info in truncated):
+            truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in truncated])
+            terminated = terminated & ~truncated
         truncated = np.zeros_like(terminated) if truncated is None else np.asarray(truncated, dtype=bool)
         self._write_obs(self.observations, pos, obs)
         if self.next_observations is not None:
@@ -326,7 +334,10 @@ class ReplayBuffer:
             return {key: self.to_torch(array) for key, array in arrays.items()}
         return self.to_torch(arrays[""])
 
-    def _get_samples(self, rows: np.ndarray, envs: np.ndarray | None) -> ReplaySamples:
+    def _get_samples(self, rows: np.ndarray, envs: np.ndarray | None = None) -> ReplaySamples:
+        """The transitions at ``rows`` of the envs ``envs`` (random envs when None, as SB3's)."""
+        if envs is None and self.n_envs > 1:
+            envs = self.rng.integers(0, self.n_envs, size=len(rows))
         flat = self._flat(rows, envs)
         if self.n_steps == 1:
             last_rows, last_flat = rows, flat
@@ -661,3 +672,11 @@ def _check_header(header: dict[str, Any], source: str) -> None:
             f"{header['buffer_size']}: the header contradicts itself (damaged or tampered with)."
         )
     # the constructor refuses a buffer larger than the machine's memory before allocating it
+
+
+class NStepReplayBuffer(ReplayBuffer):
+    """``ReplayBuffer`` with n-step returns (3 steps by default), as SB3 names it; off-policy algorithms
+    build one when ``n_steps > 1``."""
+
+    def __init__(self, *args: Any, n_steps: int = 3, gamma: float = 0.99, **kwargs: Any) -> None:
+        super().__init__(*args, **{**kwargs, "n_steps": n_steps, "gamma": gamma})

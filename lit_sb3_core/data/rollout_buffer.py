@@ -141,6 +141,10 @@ class RolloutBuffer:
     def reset(self) -> None:
         self.pos = 0
 
+    def size(self) -> int:
+        """Steps stored per env so far (``n_steps`` once full), as SB3's ``buffer.size()``."""
+        return self.n_steps if self.full else self.pos
+
     def add(
         self,
         obs: Any,

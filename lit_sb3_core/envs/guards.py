@@ -174,7 +174,10 @@ class CheckedEnv(gym.Wrapper):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         try:
-            result = self.env.reset(seed=seed, options=options)
+            # options only when given, as SB3's VecEnvs do: envs whose reset takes seed alone work.
+            result = (
+                self.env.reset(seed=seed) if options is None else self.env.reset(seed=seed, options=options)
+            )
         except Exception as exc:
             text = str(exc)
             old_api = "unexpected keyword argument" in text and ("'seed'" in text or "'options'" in text)

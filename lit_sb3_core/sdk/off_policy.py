@@ -45,10 +45,10 @@ import torch
 from gymnasium import spaces
 
 from lit_sb3_core.data.noise import ActionNoise, make_action_noise, noise_to_spec
-from lit_sb3_core.data.replay_buffer import DictReplayBuffer, ReplayBuffer
+from lit_sb3_core.data.replay_buffer import DictReplayBuffer, NStepReplayBuffer, ReplayBuffer
 from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.checks import check_at_most, check_fraction, check_positive_int
+from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import (
     describe_space,
@@ -193,14 +193,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
     ) -> None:
         check_positive_int("buffer_size", buffer_size)
         check_positive_int("batch_size", batch_size)
-        check_at_most(
-            "batch_size",
-            batch_size,
-            "buffer_size",
-            buffer_size,
-            "Each gradient step samples batch_size transitions from the buffer: raise buffer_size or lower "
-            "batch_size.",
-        )
+        # batch_size may exceed buffer_size: minibatches are drawn with replacement, as SB3's.
         check_positive_int("n_steps", n_steps)
         check_fraction("tau", tau)
         check_fraction("gamma", gamma)
@@ -291,7 +284,10 @@ class OffPolicyAlgorithm(RLAlgorithm):
         assert self.observation_space is not None and self.action_space is not None
         cls = self._replay_buffer_class
         if cls is None:
-            cls = DictReplayBuffer if isinstance(self.observation_space, spaces.Dict) else ReplayBuffer
+            if isinstance(self.observation_space, spaces.Dict):
+                cls = DictReplayBuffer
+            else:
+                cls = NStepReplayBuffer if self.n_steps > 1 else ReplayBuffer
         kwargs: dict[str, Any] = {"optimize_memory_usage": self.optimize_memory_usage}
         if isinstance(cls, type) and issubclass(cls, ReplayBuffer):
             kwargs.update(n_steps=self.n_steps, gamma=self.gamma, seed=self._rank_seed(1))

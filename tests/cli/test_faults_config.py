@@ -84,10 +84,6 @@ CASES: dict[str, tuple[Callable[[PPO], Any], str]] = {
     "target_kl=-1": (lambda m: PPO(target_kl=-1.0), r"target_kl must be a finite number > 0 or None"),
     "gamma=nan": (lambda m: PPO(gamma=float("nan")), r"gamma must be a number in \[0, 1\], got nan"),
     "sde_sample_freq=-2": (lambda m: PPO(sde_sample_freq=-2), r"sde_sample_freq must be an integer >= -1"),
-    "SAC(batch_size=1000, buffer_size=100)": (
-        lambda m: _algo("SAC")(batch_size=1000, buffer_size=100),
-        r"batch_size=1000 is larger than buffer_size=100",
-    ),
     "DQN(exploration_fraction=nan)": (
         lambda m: _algo("DQN")(exploration_fraction=float("nan")),
         r"exploration_fraction must be a number in \[0, 1\]",

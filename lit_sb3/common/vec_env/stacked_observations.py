@@ -48,19 +48,36 @@ class StackedObservations:
             raise TypeError(
                 f"Frame stacking needs Box or Dict observations, not {type(observation_space).__name__}."
             )
+        order = channels_order if isinstance(channels_order, str) or channels_order is None else None
+        first, self.stack_dimension, _, self.repeat_axis = self.compute_stacking(
+            n_stack, observation_space, order
+        )
+        self.channels_first = first
+        low = np.repeat(observation_space.low, n_stack, axis=self.repeat_axis)
+        high = np.repeat(observation_space.high, n_stack, axis=self.repeat_axis)
+        self.stacked_observation_space = spaces.Box(low, high, dtype=observation_space.dtype)
+        self.stacked_obs = np.zeros((num_envs, *low.shape), dtype=observation_space.dtype)
+
+    @staticmethod
+    def compute_stacking(
+        n_stack: int, observation_space: spaces.Box, channels_order: str | None = None
+    ) -> tuple[bool, int, tuple[int, ...], int]:
+        """Where frames go: ``(channels_first, stack_dimension, stacked_shape, repeat_axis)``.
+
+        ``stack_dimension`` indexes a batch of stacks (env axis first), ``repeat_axis`` one observation.
+        ``channels_order`` None stacks channel-first images on their first axis and everything else on the
+        last axis.
+        """
         if channels_order is None:
             first = is_image_space(observation_space) and is_image_space_channels_first(observation_space)
         elif channels_order in ("first", "last"):
             first = channels_order == "first"
         else:
             raise ValueError(f"channels_order must be 'first' or 'last', got {channels_order!r}.")
-        self.channels_first = first
-        self.repeat_axis = 0 if first else -1
-        self.stack_dimension = 1 if first else -1
-        low = np.repeat(observation_space.low, n_stack, axis=self.repeat_axis)
-        high = np.repeat(observation_space.high, n_stack, axis=self.repeat_axis)
-        self.stacked_observation_space = spaces.Box(low, high, dtype=observation_space.dtype)
-        self.stacked_obs = np.zeros((num_envs, *low.shape), dtype=observation_space.dtype)
+        repeat_axis = 0 if first else -1
+        shape = list(observation_space.shape)
+        shape[repeat_axis] *= n_stack
+        return first, 1 if first else -1, tuple(shape), repeat_axis
 
     def _frame_size(self, observations: np.ndarray) -> int:
         return observations.shape[self.stack_dimension]

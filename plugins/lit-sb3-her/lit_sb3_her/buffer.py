@@ -37,7 +37,7 @@ bookkeeping and the HER settings, without pickle, like every lit-sb3 buffer.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any, cast
 
@@ -235,7 +235,7 @@ class HerReplayBuffer(DictReplayBuffer):
         action: np.ndarray,
         reward: np.ndarray,
         terminated: np.ndarray,
-        truncated: np.ndarray | None = None,
+        truncated: np.ndarray | Sequence[dict[str, Any]] | None = None,
     ) -> None:
         """Store one vector step (see ``ReplayBuffer.add``) and keep track of each env's episode."""
         pos = self.pos
@@ -244,8 +244,9 @@ class HerReplayBuffer(DictReplayBuffer):
         self.ep_start[pos] = self._current_ep_start
         super().add(obs, next_obs, action, reward, terminated, truncated)
         self._current_ep_len += 1
-        ended = np.asarray(terminated, dtype=bool)
-        if truncated is not None:
+        ended = np.asarray(terminated, dtype=bool).reshape(-1)
+        sb3_infos = isinstance(truncated, (list, tuple)) and all(isinstance(i, dict) for i in truncated)
+        if truncated is not None and not sb3_infos:  # with SB3's infos, done covers both endings
             ended = ended | np.asarray(truncated, dtype=bool)
         for env in np.flatnonzero(ended):
             self._end_episode(int(env))

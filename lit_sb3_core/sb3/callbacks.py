@@ -26,7 +26,6 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback
 
-from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.checks import check_positive_int
 from lit_sb3_core.foundation.files import write_atomically
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 RUN = BENCHMARKS / "learning" / "run.py"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 RECORD_KEYS = {

@@ -702,7 +702,7 @@ def _kill_mid_save(folder: Path) -> None:
     import subprocess
     import time
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     child = subprocess.Popen(
         [sys.executable, "-c", KILLED_VEC_NORMALIZE_SAVER, str(folder)],
         env={**os.environ, "PYTHONPATH": str(repo)},

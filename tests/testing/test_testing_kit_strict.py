@@ -7,19 +7,13 @@ point) on a temporary ``sys.path`` entry, and a kit subclass's checks are called
 
 from __future__ import annotations
 
-import importlib
-import itertools
-import sys
-import textwrap
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+import test_testing_kit
+from test_testing_kit import KitPlugins, algorithm_kit
 
-from lit_sb3_core.testing import AlgorithmConformance
-
-_counter = itertools.count()
+kit = test_testing_kit.kit  # the fixture that installs plugin distributions, shared with the kit's tests
 
 ALGORITHMS = """
 import torch
@@ -141,64 +135,22 @@ class SavesInSetup(PPO):
         self.hparams["fitted_on"] = "CartPole-v1"
 """
 
-PLUGIN = """
-from lit_sb3_core.hookspecs import hookimpl
-
-
-@hookimpl
-def lit_sb3_register_algorithms(registry):
-    registry.add("{name}", "{module}:{cls}")
-"""
-
 
 class Plugins:
-    """Installs one-algorithm plugin distributions whose classes live in ``ALGORITHMS``."""
+    """Installs one-algorithm plugin distributions, through the kit tests' ``KitPlugins``, whose classes
+    live in ``ALGORITHMS``."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.modules: list[str] = []
-        self.algorithms = self._module("kit_strict_algorithms", ALGORITHMS)
-
-    def _module(self, stem: str, source: str) -> str:
-        name = f"{stem}_{next(_counter)}"
-        (self.root / f"{name}.py").write_text(textwrap.dedent(source))
-        self.modules.append(name)
-        return name
+    def __init__(self, kit: KitPlugins) -> None:
+        self.kit = kit
+        self.algorithms = kit.module("kit_strict_algorithms", ALGORITHMS)
 
     def algorithm(self, name: str, cls: str) -> None:
-        module = self._module(
-            f"kit_strict_plugin_{name}", PLUGIN.format(name=name, module=self.algorithms, cls=cls)
-        )
-        dist_info = self.root / f"{module}-0.1.0.dist-info"
-        dist_info.mkdir()
-        (dist_info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: lit-sb3-{name}\nVersion: 0.1.0\n"
-            "Requires-Dist: lit-sb3-core>=0.2,<0.3\n"
-        )
-        (dist_info / "entry_points.txt").write_text(f"[lit_sb3]\n{name} = {module}\n")
-        importlib.invalidate_caches()
+        self.kit.add(name, f'registry.add("{name}", "{self.algorithms}:{cls}")')
 
 
 @pytest.fixture
-def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None) -> Iterator[Plugins]:
-    root = tmp_path / "site"
-    root.mkdir()
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.setenv("PYTHONPATH", str(root))
-    installed = Plugins(root)
-    yield installed
-    for module in installed.modules:
-        sys.modules.pop(module, None)
-
-
-def algorithm_kit(name: str, **attributes: Any) -> AlgorithmConformance:
-    defaults = {
-        "algo_name": name,
-        "distribution": f"lit-sb3-{name}",
-        "algo_kwargs": {"n_steps": 32, "batch_size": 32, "n_epochs": 1},
-        "learn_steps": 64,
-    }
-    return type(f"Test_{name}", (AlgorithmConformance,), {**defaults, **attributes})()
+def plugins(kit: KitPlugins) -> Plugins:
+    return Plugins(kit)
 
 
 def test_an_auxiliary_optimizer_that_never_steps_is_caught(plugins: Plugins, tmp_path: Path) -> None:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
+
+from suite.timing import alternating_thread_times
 
 # name: (what it stands for, builder of (network, input batch))
 NETWORKS = ["mlp-256", "mlp-64", "nature-cnn"]
@@ -60,16 +61,8 @@ def measure(name: str, repeats: int, calls: int) -> str:
 
     label, net, x = _network(name)
     runs = {"fp32": _step(net, x, False), "bf16": _step(copy.deepcopy(net), x, True)}
-    times: dict[str, list[float]] = {key: [] for key in runs}
-    for run in runs.values():
-        for _ in range(max(3, calls // 5)):
-            run()
-    for _ in range(repeats):
-        for key, run in runs.items():  # alternating: load favours neither
-            start = time.thread_time()
-            for _ in range(calls):
-                run()
-            times[key].append((time.thread_time() - start) / calls * 1e3)
+    seconds = alternating_thread_times(runs, repeats, calls, warmup=max(3, calls // 5))
+    times = {key: [value * 1e3 for value in values] for key, values in seconds.items()}
     med = {key: statistics.median(values) for key, values in times.items()}
     cells = [f"{med[key]:.3f} ({min(times[key]):.3f}-{max(times[key]):.3f})" for key in runs]
     return f"| {label} | " + " | ".join(cells) + f" | {med['fp32'] / med['bf16']:.2f}x |"

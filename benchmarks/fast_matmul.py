@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from collections.abc import Callable
+
+from suite.timing import alternating_thread_times
 
 DEFAULT_SIZES = ["32x64x64", "64x64x64", "256x64x64", "64x256x256", "256x256x256", "256x256x1"]
 
@@ -35,6 +36,10 @@ def _step(layer: object, x: object, route: bool) -> Callable[[], None]:
     return run
 
 
+def _microseconds(seconds: dict[str, list[float]]) -> dict[str, list[float]]:
+    return {name: [value * 1e6 for value in values] for name, values in seconds.items()}
+
+
 def measure(size: str, repeats: int, calls: int) -> str:
     import torch
 
@@ -42,16 +47,7 @@ def measure(size: str, repeats: int, calls: int) -> str:
     layer = torch.nn.Linear(n_in, n_out)
     x = torch.randn(batch, n_in, requires_grad=True)
     runs = {"torch": _step(layer, x, False), "oneDNN": _step(layer, x, True)}
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for run in runs.values():
-        for _ in range(max(3, calls // 10)):
-            run()
-    for _ in range(repeats):
-        for name, run in runs.items():  # alternating: load favours neither
-            start = time.thread_time()
-            for _ in range(calls):
-                run()
-            times[name].append((time.thread_time() - start) / calls * 1e6)
+    times = _microseconds(alternating_thread_times(runs, repeats, calls, warmup=max(3, calls // 10)))
     flops = 3 * 2 * batch * n_in * n_out
     med = {name: statistics.median(values) for name, values in times.items()}
     cells = [
@@ -75,16 +71,7 @@ def measure_product(size: str, repeats: int, calls: int) -> str:
         "oneDNN": lambda: fast_matmul._onednn(x, weight, bias),
         "bf16": lambda: torch.addmm(low[2], low[0], low[1].t()),
     }
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for run in runs.values():
-        for _ in range(max(3, calls // 10)):
-            run()
-    for _ in range(repeats):
-        for name, run in runs.items():
-            start = time.thread_time()
-            for _ in range(calls):
-                run()
-            times[name].append((time.thread_time() - start) / calls * 1e6)
+    times = _microseconds(alternating_thread_times(runs, repeats, calls, warmup=max(3, calls // 10)))
     flops = 2 * batch * n_in * n_out
     cells = [
         f"{statistics.median(v):.1f} ({min(v):.1f}) | {flops / statistics.median(v) / 1e3:.0f}"

@@ -10,6 +10,7 @@ One module per job:
 * ``libraries`` how each library is called: building a model from a case, hyperparameter translation
                 (rl-zoo3 ``lin_x`` schedules and action-noise specs become SB3 objects), prediction.
 * ``worker``    one run (one library, one case, one seed) in its own process.
+* ``timing``    CPU time of short calls taking turns, for the in-process micro-benchmarks.
 * ``runner``    the loop over cases, seeds and repeats; fresh processes, alternating library order.
 * ``report``    the Markdown table, ``results.json`` and the learning-curve plots.
 

@@ -11,6 +11,12 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
+@pytest.fixture(autouse=True)
+def _benchmarks_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scripts import the suite's helpers (``suite.timing``), as they do when run from benchmarks/."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+
+
 def _load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"lit_sb3_bench_{name}", BENCHMARKS / f"{name}.py")
     assert spec is not None and spec.loader is not None

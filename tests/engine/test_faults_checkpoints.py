@@ -13,18 +13,17 @@ import functools
 import http.server
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from _kill_mid_save import kill_mid_save
 from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 
 from lit_sb3 import PPO, RLEnvDataModule, RLTrainer
@@ -34,7 +33,6 @@ from lit_sb3_core.engine.checkpoint_io import AtomicCheckpointIO, read_checkpoin
 from lit_sb3_core.errors import ModelFileError
 
 SMALL = {"n_steps": 32, "batch_size": 32, "n_epochs": 1, "seed": 0}
-REPO = Path(__file__).resolve().parents[2]
 
 
 class Payload:
@@ -443,27 +441,8 @@ KILLED_SAVER = textwrap.dedent(
 
 def _kill_during_save(folder: Path, kind: str) -> None:
     """Start a process saving in a loop and SIGKILL it while a temporary file is being written."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    child = subprocess.Popen(
-        [sys.executable, "-c", KILLED_SAVER, kind, str(folder)], env=env, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        deadline = time.monotonic() + 120
-        name = "last.ckpt" if kind == "checkpoint" else "model.zip"
-        while not (
-            (folder / name).exists()
-            and any(p.name.endswith(".tmp") and p.stat().st_size for p in folder.iterdir())
-        ):
-            assert child.poll() is None, "the saver died on its own"
-            assert time.monotonic() < deadline, "no save in progress was seen"
-            time.sleep(0.002)
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
-    finally:
-        if child.poll() is None:
-            child.kill()
-    assert child.returncode == -signal.SIGKILL
+    name = "last.ckpt" if kind == "checkpoint" else "model.zip"
+    kill_mid_save(folder, KILLED_SAVER, kind, str(folder), after=name)
 
 
 @pytest.mark.parametrize("kind", ["checkpoint", "model file"])

@@ -697,31 +697,9 @@ while True:  # the parent kills this process in the middle of one of these saves
 
 
 def _kill_mid_save(folder: Path) -> None:
-    import os
-    import signal
-    import subprocess
-    import time
+    from _kill_mid_save import kill_mid_save
 
-    repo = Path(__file__).resolve().parents[2]
-    child = subprocess.Popen(
-        [sys.executable, "-c", KILLED_VEC_NORMALIZE_SAVER, str(folder)],
-        env={**os.environ, "PYTHONPATH": str(repo)},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        deadline = time.monotonic() + 120
-        while not any(p.name.endswith(".tmp") and p.stat().st_size for p in folder.iterdir()):
-            assert child.poll() is None, "the saver died on its own"
-            assert time.monotonic() < deadline, "no save in progress was seen"
-            time.sleep(0.001)
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
-    finally:
-        if child.poll() is None:
-            child.kill()
-    assert child.returncode == -signal.SIGKILL
+    kill_mid_save(folder, KILLED_VEC_NORMALIZE_SAVER, str(folder))
 
 
 def test_a_vec_normalize_save_killed_with_sigkill_loses_nothing_and_leaves_no_temporary(

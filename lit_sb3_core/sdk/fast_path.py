@@ -34,7 +34,7 @@ from lit_sb3_core.engine.lightning_internals import (
     is_overridden,
 )
 from lit_sb3_core.nets.fast_matmul import routed
-from lit_sb3_core.nets.torch_layers import hook_free
+from lit_sb3_core.nets.torch_layers import hook_free, ignores_training_mode
 from lit_sb3_core.sdk.direct_steps import direct_step
 from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, precision_is_plain
 
@@ -74,11 +74,10 @@ class FastPath(Optimization):
         # collection and updates alternate every iteration (off-policy: every chunk), so record both
         # settings once and replay them. Modules whose forward ignores the mode are left alone.
         policy = self.require_policy()
-        mode_free = _mode_free_modules()
         policy.train(False)
-        eval_flags = [(m, m.training) for m in policy.modules() if type(m) not in mode_free]
+        eval_flags = [(m, m.training) for m in policy.modules() if _reads_mode(m)]
         policy.train(True)
-        train_flags = [(m, m.training) for m in policy.modules() if type(m) not in mode_free]
+        train_flags = [(m, m.training) for m in policy.modules() if _reads_mode(m)]
         self._mode_flags = {False: eval_flags, True: train_flags}
         self._plain_steps = self._lightning_steps_are_plain()
         self._training_now = True
@@ -183,11 +182,9 @@ def plain_calls(module: nn.Module) -> Iterator[None]:
 
 @functools.cache
 def _mode_free_modules() -> frozenset[type]:
-    """Module types whose forward ignores ``training`` (no dropout, no batch statistics)."""
+    """torch's module types whose forward ignores ``training`` (no dropout, no batch statistics); lit-sb3's
+    networks declare it themselves (``mode_free``, see ``lit_sb3_core.nets.torch_layers``)."""
     from torch import nn
-
-    from lit_sb3_core.nets import off_policy_policies as networks
-    from lit_sb3_core.nets.torch_layers import CombinedExtractor, FlattenExtractor, NatureCNN
 
     return frozenset(
         {
@@ -208,12 +205,11 @@ def _mode_free_modules() -> frozenset[type]:
             nn.Sigmoid,
             nn.Softplus,
             nn.LayerNorm,
-            FlattenExtractor,
-            NatureCNN,
-            CombinedExtractor,
-            networks.QNetwork,
-            networks.ContinuousCritic,
-            networks.SquashedGaussianActor,
-            networks.DeterministicActor,
         }
     )
+
+
+def _reads_mode(module: nn.Module) -> bool:
+    """Whether ``module``'s forward may depend on its ``training`` flag (the flag must then be set)."""
+    cls = type(module)
+    return cls not in _mode_free_modules() and not ignores_training_mode(cls)

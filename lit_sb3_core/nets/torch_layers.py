@@ -33,7 +33,6 @@ __all__ = [
 NetArch = list[int] | dict[str, list[int]] | None
 
 
-
 def ignores_training_mode(cls: type) -> bool:
     """Whether ``cls`` itself declares ``mode_free = True``: its forward ignores ``training`` (no dropout, no
     batch statistics), so switching the mode need not touch it. A subclass declares it again for itself:

@@ -27,7 +27,6 @@ other concerns are parts of the class, one module each, next to this one:
 ``metric_logging.py``     ``log_iteration``, ``should_log``, ``last_metrics``
 ``evaluation_step.py``    ``validation_step``/``test_step`` (evaluation episodes through Lightning's loops)
 ``sb3_glue.py``           SB3's ``learn``, ``get_env``/``set_env``, parameters, ``save``/``load``
-``policy_export.py``      ``export`` (ONNX, TorchScript, torch.export) and ``export_policy_module``
 ``checkpoint_state.py``   what Lightning checkpoints carry besides the weights
 ========================  =============================================================================
 """
@@ -39,6 +38,7 @@ import inspect
 import logging
 import random
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import lightning as L
@@ -49,7 +49,8 @@ from gymnasium.vector import VectorEnv
 from lightning.pytorch.utilities.parsing import AttributeDict
 
 from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer
-from lit_sb3_core.engine.lightning_internals import attached_trainer
+from lit_sb3_core.engine.exporters import DeterministicPolicy, PolicyModule, export_policy
+from lit_sb3_core.engine.lightning_internals import attached_trainer, trainer_callbacks
 from lit_sb3_core.envs.episodes import EpisodeStatistics
 from lit_sb3_core.errors import ConfigurationError, UnknownNameError
 from lit_sb3_core.foundation.schedules import Schedule, checked_schedule, make_schedule
@@ -66,7 +67,6 @@ from lit_sb3_core.sdk.evaluation_step import EvaluationSteps
 from lit_sb3_core.sdk.fast_path import FastPath
 from lit_sb3_core.sdk.metric_logging import MetricLogging
 from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, make_optimizer
-from lit_sb3_core.sdk.policy_export import PolicyExport
 from lit_sb3_core.sdk.prediction import Prediction
 from lit_sb3_core.sdk.sb3_glue import SB3Glue
 from lit_sb3_core.sdk.step_callbacks import StepCallbacks
@@ -103,7 +103,6 @@ class RLAlgorithm(
     MetricLogging,
     EvaluationSteps,
     Prediction,
-    PolicyExport,
     SB3Glue,
     CheckpointState,
     SB3FileHooks,
@@ -363,6 +362,28 @@ class RLAlgorithm(
         ``state`` is empty for a file saved before the algorithm had extra state: keep your defaults then.
         """
 
+    # export (the engine writes the graph: lit_sb3_core.engine.exporters) ---------------------------
+    def export(self, path: str | Path, format: str = "onnx", opset: int | None = None) -> Path:
+        """Write the deterministic policy as a standalone graph: raw observations in, env actions out.
+
+        ``format`` is ``"onnx"``, ``"torchscript"`` or ``"torch-export"``; observation normalization, image
+        scaling, action rescaling/clipping and argmax are part of the graph, so its outputs equal
+        ``predict(obs, deterministic=True)``. See ``lit_sb3_core.engine.exporters``. Returns the path.
+        """
+        self.require_policy()
+        return export_policy(self, path, format, opset)
+
+    def export_policy_module(self) -> PolicyModule:
+        """The module ``export`` writes: override when the policy needs more than observations.
+
+        The default is ``policy.predict_actions(obs, deterministic=True)`` on a copy of the policy in eval
+        mode. An algorithm whose policy takes extra inputs (RecurrentPPO's LSTM state, MaskablePPO's masks)
+        or whose ``to_env_actions`` differs returns its own ``PolicyModule``: a module
+        ``forward(obs, *extra) -> actions | (actions, *extra_outputs)`` with example extra inputs.
+        """
+        policy = copy.deepcopy(self.require_policy()).cpu().eval()
+        return PolicyModule(DeterministicPolicy(policy))
+
     # environments and normalization ---------------------------------------------------------------
     @property
     def datamodule(self) -> RLEnvDataModule:
@@ -459,7 +480,7 @@ class RLAlgorithm(
             for optimizer, state in zip(self.trainer.optimizers, self.pending_optimizer_states):
                 optimizer.load_state_dict(state)
             self.pending_optimizer_states = []
-        callbacks = self.trainer.callbacks  # type: ignore[attr-defined]  # Lightning sets it in a connector
+        callbacks = trainer_callbacks(self.trainer)
         self.step_callbacks = StepCallbacks(cb for cb in callbacks if isinstance(cb, RLCallback))
         self.refresh_logger_outputs()
         self.start_time = time.time_ns()  # SB3's start_time (wall clock, ns)

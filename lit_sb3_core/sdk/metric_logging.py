@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from lit_sb3_core.engine.lightning_internals import attached_trainer
+from lit_sb3_core.engine.lightning_internals import attached_trainer, trainer_callbacks
 from lit_sb3_core.envs.episodes import EpisodeStatistics
 from lit_sb3_core.sdk.part import AlgorithmPart
 
@@ -36,9 +36,9 @@ class MetricLogging(AlgorithmPart):
         self._episode_statistics = EpisodeStatistics(self.vector_env, self.stats_window_size)
         self._fit_start_time = time.perf_counter()
         self._fit_start_timesteps = self.num_timesteps
-        callbacks = self.trainer.callbacks  # type: ignore[attr-defined]  # Lightning sets it in a connector
         self._ep_rew_monitored = any(
-            getattr(callback, "monitor", None) == "rollout/ep_rew_mean" for callback in callbacks
+            getattr(callback, "monitor", None) == "rollout/ep_rew_mean"
+            for callback in trainer_callbacks(self.trainer)
         )
 
     @property

@@ -24,7 +24,8 @@ other concerns are parts of the class, one module each, next to this one:
 ``prediction.py``         ``predict`` and the observation/action conversions around it
 ``optimization.py``       optimizers and ``optimizer_step`` through Lightning's public API
 ``fast_path.py``          the speed-only shortcuts (plain attributes, recorded train/eval flags, direct steps)
-``metric_logging.py``     ``log_iteration``, ``should_log``, ``last_metrics``
+``metric_logging.py``     the metric records behind ``log_iteration``, ``should_log``, ``last_metrics`` (a helper)
+``sb3/model_logger.py``   SB3's ``logger`` behind ``logger``, ``set_logger``, ``dump_logs`` (a helper)
 ``evaluation_step.py``    ``validation_step``/``test_step`` (evaluation episodes through Lightning's loops)
 ``sb3_glue.py``           SB3's ``learn``, ``get_env``/``set_env``, parameters, ``save``/``load``
 ``checkpoint_state.py``   what Lightning checkpoints carry besides the weights
@@ -61,11 +62,12 @@ from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sb3.attributes import SB3Attributes
 from lit_sb3_core.sb3.callbacks import RLCallback
 from lit_sb3_core.sb3.file_hooks import SB3FileHooks
-from lit_sb3_core.sb3.model_logger import SB3Logging
+from lit_sb3_core.sb3.logger import Logger
+from lit_sb3_core.sb3.model_logger import ModelLogger
 from lit_sb3_core.sdk.checkpoint_state import CheckpointState
 from lit_sb3_core.sdk.evaluation_step import EvaluationSteps
 from lit_sb3_core.sdk.fast_path import FastPath
-from lit_sb3_core.sdk.metric_logging import MetricLogging
+from lit_sb3_core.sdk.metric_logging import MetricRecords
 from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, make_optimizer
 from lit_sb3_core.sdk.prediction import Prediction
 from lit_sb3_core.sdk.sb3_glue import SB3Glue
@@ -100,13 +102,11 @@ def _env_spaces(env: Any) -> tuple[spaces.Space, spaces.Space]:
 class RLAlgorithm(
     FastPath,
     Optimization,
-    MetricLogging,
     EvaluationSteps,
     Prediction,
     SB3Glue,
     CheckpointState,
     SB3FileHooks,
-    SB3Logging,
     SB3Attributes,
     L.LightningModule,
 ):
@@ -145,6 +145,9 @@ class RLAlgorithm(
     # Whether the collection loop calls ``step_callbacks`` after every env step (SB3's callback rhythm);
     # without it, SB3-style callbacks get one ``on_step`` per iteration (see lit_sb3_core.sb3.callbacks).
     dispatches_step_callbacks: ClassVar[bool] = False
+    # Iterations between two metric records (SB3's log_interval: 1 for PPO, 100 for A2C). RLTrainer's
+    # log_every_n_steps, counted in iterations, overrides it.
+    default_log_interval: ClassVar[int] = 1
     # Whether RLEnvDataModule(normalize=...) is honoured (the algorithm calls normalize_obs/normalize_rewards).
     supports_normalization: ClassVar[bool] = False
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
@@ -173,6 +176,8 @@ class RLAlgorithm(
         tensorboard_log: str | None = None,
     ) -> None:
         super().__init__()
+        self._sb3_logger = ModelLogger(self)  # helpers the algorithm holds (see the module's docstring)
+        self._metrics = MetricRecords(self)
         self.save_hyperparameters(ignore=["env"])
         _keep_own_arguments(self.hparams, type(self))
         if "policy_kwargs" in self.hparams:  # only for a constructor that takes it (see OffPolicyAlgorithm)
@@ -208,7 +213,6 @@ class RLAlgorithm(
         self.start_time = 0  # SB3's: time.time_ns() when the last run started
         self.step_callbacks = StepCallbacks()  # the run's SB3-style callbacks, gathered at fit start
         self._learn_datamodule: RLEnvDataModule | None = None  # sb3_glue.py
-        self._last_metrics: dict[str, float] = {}  # metric_logging.py
         self._seeded_eval_envs: list[VectorEnv] = []  # evaluation_step.py
         self._restored_episode_stats: tuple[list[float], list[int]] = ([], [])  # checkpoint_state.py
         if env is not None:
@@ -362,6 +366,47 @@ class RLAlgorithm(
         ``state`` is empty for a file saved before the algorithm had extra state: keep your defaults then.
         """
 
+    # metrics and SB3's logger (the helpers self._metrics and self._sb3_logger) ---------------------
+    @property
+    def log_interval(self) -> int:
+        """Iterations between metric records: RLTrainer(log_every_n_steps=...) or ``default_log_interval``."""
+        return self._metrics.log_interval
+
+    def should_log(self) -> bool:
+        """Whether this iteration writes metrics: every ``log_interval`` iterations and at the budget."""
+        return self._metrics.should_log()
+
+    def log_iteration(self, metrics: dict[str, float] | None = None) -> None:
+        """Write one iteration's metrics to the loggers, the progress bar and (if verbose) the console.
+
+        Call it every iteration; it records only on ``should_log()`` iterations, so pass metrics that are
+        cheap to build or build them only when ``should_log()`` is true.
+        """
+        self._metrics.log_iteration(metrics)
+
+    @property
+    def last_metrics(self) -> dict[str, float]:
+        """The most recent metric record (``rollout/ep_rew_mean``, ``train/loss``, ...), as logged."""
+        return dict(self._metrics.last)
+
+    @property
+    def logger(self) -> Any:  # SB3's Logger (typed Any: it replaces LightningModule's logger property)
+        """SB3's logger: ``record``, ``record_mean``, ``dump``; Lightning's logger attributes forwarded."""
+        return self._sb3_logger.logger
+
+    def set_logger(self, logger: Logger) -> None:
+        """Log to ``logger`` (e.g. ``configure(folder, ["stdout", "csv", "tensorboard"])``) from now on; it
+        replaces ``tensorboard_log`` and ``verbose``'s printing, as in SB3."""
+        self._sb3_logger.set_logger(logger)
+
+    def dump_logs(self, print_them: bool = False) -> bool:
+        """Write the latest metrics again now (SB3's ``dump_logs``; ``LogEveryNTimesteps`` calls it).
+
+        ``print_them`` also prints them as SB3's table when the logger does not print already.
+        Returns whether there was anything to write.
+        """
+        return self._sb3_logger.dump_logs(dict(self._metrics.last), self.num_timesteps, print_them)
+
     # export (the engine writes the graph: lit_sb3_core.engine.exporters) ---------------------------
     def export(self, path: str | Path, format: str = "onnx", opset: int | None = None) -> Path:
         """Write the deterministic policy as a standalone graph: raw observations in, env actions out.
@@ -475,14 +520,14 @@ class RLAlgorithm(
         returns, lengths = self._restored_episode_stats
         EpisodeStatistics(self.vector_env, self.stats_window_size).extend(returns, lengths)
         self._restored_episode_stats = ([], [])
-        self._start_metric_window()
+        self._metrics.start_window()
         if self.pending_optimizer_states:
             for optimizer, state in zip(self.trainer.optimizers, self.pending_optimizer_states):
                 optimizer.load_state_dict(state)
             self.pending_optimizer_states = []
         callbacks = trainer_callbacks(self.trainer)
         self.step_callbacks = StepCallbacks(cb for cb in callbacks if isinstance(cb, RLCallback))
-        self.refresh_logger_outputs()
+        self._sb3_logger.refresh_outputs()
         self.start_time = time.time_ns()  # SB3's start_time (wall clock, ns)
 
     def reset_env(self, seed: int | None) -> None:

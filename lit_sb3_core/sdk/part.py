@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from lit_sb3_core.engine.datamodule import RLEnvDataModule
     from lit_sb3_core.engine.protocol import EvaluationEpisodes, EvaluationOptions
     from lit_sb3_core.foundation.schedules import Schedule
+    from lit_sb3_core.sb3.model_logger import ModelLogger
+    from lit_sb3_core.sdk.metric_logging import MetricRecords
 
     PolicyT = TypeVar("PolicyT", covariant=True)
 
@@ -52,8 +54,6 @@ if TYPE_CHECKING:
         def check_same_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None: ...
         def build_policy(self, observation_space: spaces.Space, action_space: spaces.Space) -> None: ...
         def configure_normalization(self, config: dict[str, Any] | None) -> None: ...
-        def _start_metric_window(self) -> None: ...
-        def write_record(self, record: dict[str, Any], step: int) -> dict[str, Any]: ...
 
     class AlgorithmPart(L.LightningModule, _Methods):
         """RLAlgorithm's attributes, as its parts see them."""
@@ -81,7 +81,9 @@ if TYPE_CHECKING:
         last_evaluation_episodes: EvaluationEpisodes
         _learn_datamodule: RLEnvDataModule | None
         _seeded_eval_envs: list[VectorEnv]
-        _custom_logger: Any  # sb3/model_logger.py: the logger set_logger gave, or None
+        default_log_interval: ClassVar[int]
+        _sb3_logger: ModelLogger  # the helpers RLAlgorithm holds
+        _metrics: MetricRecords
 
 else:
     AlgorithmPart = object

@@ -75,7 +75,7 @@ class SB3Glue(AlgorithmPart):
             self.last_obs = None
         log_dir = self.hparams.get("tensorboard_log")
         loggers: Any = None if log_dir else False
-        custom_logger = self._custom_logger
+        custom_logger = self._sb3_logger.custom
         if custom_logger is not None:  # set_logger replaces tensorboard_log, as in SB3
             loggers = custom_logger.lightning_loggers() or False
             log_dir = custom_logger.get_dir()

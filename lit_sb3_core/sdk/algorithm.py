@@ -26,9 +26,9 @@ other concerns are parts of the class, one module each, next to this one:
 ``fast_path.py``          the speed-only shortcuts (plain attributes, recorded train/eval flags, direct steps)
 ``metric_logging.py``     the metric records behind ``log_iteration``, ``should_log``, ``last_metrics`` (a helper)
 ``sb3/model_logger.py``   SB3's ``logger`` behind ``logger``, ``set_logger``, ``dump_logs`` (a helper)
-``evaluation_step.py``    ``validation_step``/``test_step`` (evaluation episodes through Lightning's loops)
+``evaluation_step.py``    the evaluation episodes behind ``validation_step``/``test_step`` (a helper)
 ``sb3_glue.py``           SB3's ``learn``, ``get_env``/``set_env``, parameters, ``save``/``load``
-``checkpoint_state.py``   what Lightning checkpoints carry besides the weights
+``checkpoint_state.py``   what Lightning checkpoints carry besides the weights (functions the hooks call)
 ========================  =============================================================================
 """
 
@@ -64,8 +64,8 @@ from lit_sb3_core.sb3.callbacks import RLCallback
 from lit_sb3_core.sb3.file_hooks import SB3FileHooks
 from lit_sb3_core.sb3.logger import Logger
 from lit_sb3_core.sb3.model_logger import ModelLogger
-from lit_sb3_core.sdk.checkpoint_state import CheckpointState
-from lit_sb3_core.sdk.evaluation_step import EvaluationSteps
+from lit_sb3_core.sdk.checkpoint_state import read_checkpoint_state, write_checkpoint_state
+from lit_sb3_core.sdk.evaluation_step import Evaluation
 from lit_sb3_core.sdk.fast_path import FastPath
 from lit_sb3_core.sdk.metric_logging import MetricRecords
 from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, make_optimizer
@@ -102,10 +102,8 @@ def _env_spaces(env: Any) -> tuple[spaces.Space, spaces.Space]:
 class RLAlgorithm(
     FastPath,
     Optimization,
-    EvaluationSteps,
     Prediction,
     SB3Glue,
-    CheckpointState,
     SB3FileHooks,
     SB3Attributes,
     L.LightningModule,
@@ -178,6 +176,7 @@ class RLAlgorithm(
         super().__init__()
         self._sb3_logger = ModelLogger(self)  # helpers the algorithm holds (see the module's docstring)
         self._metrics = MetricRecords(self)
+        self._evaluation = Evaluation(self)
         self.save_hyperparameters(ignore=["env"])
         _keep_own_arguments(self.hparams, type(self))
         if "policy_kwargs" in self.hparams:  # only for a constructor that takes it (see OffPolicyAlgorithm)
@@ -213,7 +212,6 @@ class RLAlgorithm(
         self.start_time = 0  # SB3's: time.time_ns() when the last run started
         self.step_callbacks = StepCallbacks()  # the run's SB3-style callbacks, gathered at fit start
         self._learn_datamodule: RLEnvDataModule | None = None  # sb3_glue.py
-        self._seeded_eval_envs: list[VectorEnv] = []  # evaluation_step.py
         self._restored_episode_stats: tuple[list[float], list[int]] = ([], [])  # checkpoint_state.py
         if env is not None:
             self.build_policy(*self.probe_spaces(env))
@@ -366,6 +364,13 @@ class RLAlgorithm(
         ``state`` is empty for a file saved before the algorithm had extra state: keep your defaults then.
         """
 
+    # evaluation through Lightning's loops (the helper self._evaluation) ------------------------------
+    def validation_step(self, batch: Any, batch_idx: int) -> None:
+        self._evaluation.run("val", "validate")
+
+    def test_step(self, batch: Any, batch_idx: int) -> None:
+        self._evaluation.run("test", "test")
+
     # metrics and SB3's logger (the helpers self._metrics and self._sb3_logger) ---------------------
     @property
     def log_interval(self) -> int:
@@ -428,6 +433,43 @@ class RLAlgorithm(
         """
         policy = copy.deepcopy(self.require_policy()).cpu().eval()
         return PolicyModule(DeterministicPolicy(policy))
+
+    # Lightning checkpoints (checkpoint_state.py) ----------------------------------------------------
+    @classmethod
+    def load_from_checkpoint(
+        cls,
+        checkpoint_path: Any,
+        map_location: Any = None,
+        hparams_file: Any = None,
+        strict: bool | None = None,
+        weights_only: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Lightning's ``load_from_checkpoint``, reading through lit-sb3's checkpoint reader: local or remote,
+        always ``weights_only=True`` unless you pass ``False`` for a file you trust; an unsafe, damaged or
+        tampered checkpoint raises ``ModelFileError`` naming the file and the field."""
+        from lit_sb3_core.engine.checkpoint_io import load_algorithm_checkpoint
+
+        return load_algorithm_checkpoint(
+            cls, checkpoint_path, map_location, hparams_file, strict, weights_only=weights_only, **kwargs
+        )
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        write_checkpoint_state(self, checkpoint)
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        read_checkpoint_state(self, checkpoint)
+
+    def on_train_end(self) -> None:
+        # The counters as a buffer too: a buffer travels with the state dict (ddp_spawn's way back).
+        self.run_counters.copy_(torch.tensor([self.num_timesteps, self.iterations, self.n_updates]))
+        super().on_train_end()
+
+    def sync_counters_from_state(self) -> None:
+        """Take the counters from ``run_counters`` when a process that trained wrote them there."""
+        num_timesteps, iterations, n_updates = (int(v) for v in self.run_counters.tolist())
+        if num_timesteps > self.num_timesteps:
+            self.num_timesteps, self.iterations, self.n_updates = num_timesteps, iterations, n_updates
 
     # environments and normalization ---------------------------------------------------------------
     @property

@@ -80,7 +80,7 @@ if TYPE_CHECKING:
         last_evaluation: dict[str, float]
         last_evaluation_episodes: EvaluationEpisodes
         _learn_datamodule: RLEnvDataModule | None
-        _seeded_eval_envs: list[VectorEnv]
+        _restored_episode_stats: tuple[list[float], list[int]]
         default_log_interval: ClassVar[int]
         _sb3_logger: ModelLogger  # the helpers RLAlgorithm holds
         _metrics: MetricRecords

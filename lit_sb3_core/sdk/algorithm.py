@@ -50,6 +50,7 @@ from gymnasium.vector import VectorEnv
 from lightning.pytorch.utilities.parsing import AttributeDict
 
 from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer
+from lit_sb3_core.engine.datamodule import env_spaces, probe_spaces
 from lit_sb3_core.engine.exporters import DeterministicPolicy, PolicyModule, export_policy
 from lit_sb3_core.engine.lightning_internals import attached_trainer, trainer_callbacks
 from lit_sb3_core.envs.episodes import EpisodeStatistics
@@ -91,12 +92,6 @@ def _jsonable_policy_kwargs(policy_kwargs: dict[str, Any] | None) -> dict[str, A
     if policy_kwargs is None:
         return None
     return {key: class_to_string(value) for key, value in policy_kwargs.items()}
-
-
-def _env_spaces(env: Any) -> tuple[spaces.Space, spaces.Space]:
-    if isinstance(env, VectorEnv):
-        return env.single_observation_space, env.single_action_space
-    return env.observation_space, env.action_space
 
 
 class RLAlgorithm(
@@ -214,7 +209,7 @@ class RLAlgorithm(
         self._learn_datamodule: RLEnvDataModule | None = None  # sb3_glue.py
         self._restored_episode_stats: tuple[list[float], list[int]] = ([], [])  # checkpoint_state.py
         if env is not None:
-            self.build_policy(*self.probe_spaces(env))
+            self.build_policy(*probe_spaces(env))
         elif isinstance(policy, str) and policy not in self.policy_aliases and not set(policy) & {":", "."}:
             self.policy_class()  # an unknown alias fails here, as in SB3, not when training starts
 
@@ -228,27 +223,6 @@ class RLAlgorithm(
         into plain values. Written as it was, ``Algo(**yaml.safe_load(hparams.yaml))`` would fail.
         """
         return AttributeDict(copy.deepcopy(dict(self.hparams)))
-
-    @staticmethod
-    def probe_spaces(env: Any) -> tuple[spaces.Space, spaces.Space]:
-        from lit_sb3_core.engine.datamodule import RLEnvDataModule
-        from lit_sb3_core.envs.make import EnvFactory
-
-        env_kwargs: dict[str, Any] = {}
-        wrappers: list[Any] = []
-        if isinstance(env, RLEnvDataModule):
-            # The probe is built as the datamodule builds its envs: wrappers may change the spaces.
-            source = env.source("fit")
-            if isinstance(source, str) or callable(source):
-                env_kwargs, wrappers = env.env_recipe(source)
-            env = source
-        if isinstance(env, str) or (callable(env) and not hasattr(env, "observation_space")):
-            probe = EnvFactory(env, env_kwargs, wrappers)()
-            try:
-                return _env_spaces(probe)
-            finally:
-                probe.close()
-        return _env_spaces(env)
 
     def check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
         name = type(self).__name__
@@ -286,7 +260,7 @@ class RLAlgorithm(
         ):
             _log.warning("%s: the action space %s is unbounded; actions are not clipped.", name, action_space)
 
-    def check_same_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+    def _check_same_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
         if observation_space != self.observation_space or action_space != self.action_space:
             raise ValueError(
                 f"The environment's spaces do not match the model's: the model was built for observations "
@@ -490,18 +464,18 @@ class RLAlgorithm(
             if self.policy is None:
                 raise ValueError(f"No environment for stage {stage!r} and the model has no policy yet.")
             return
-        observation_space, action_space = _env_spaces(env)
+        observation_space, action_space = env_spaces(env)
         if self.policy is None:
             self.build_policy(observation_space, action_space)
         else:
-            self.check_same_spaces(observation_space, action_space)
+            self._check_same_spaces(observation_space, action_space)
         if stage == "fit":
             self.configure_normalization(self.datamodule.normalize)
 
     def build_for(self, datamodule: RLEnvDataModule) -> None:
         """Build the policy (and normalizers) from a datamodule's training env spaces, if not built yet."""
         if self.policy is None and datamodule.source("fit") is not None:
-            self.build_policy(*self.probe_spaces(datamodule))
+            self.build_policy(*probe_spaces(datamodule))
         if self.policy is not None:
             self.configure_normalization(datamodule.normalize)
 

@@ -130,7 +130,9 @@ class SB3Glue(AlgorithmPart):
     def set_env(self, env: Any) -> None:
         """Train on ``env`` from the next ``learn``; its spaces must match the model's."""
         if self.policy is not None:
-            self.check_same_spaces(*self.probe_spaces(env))
+            from lit_sb3_core.engine.datamodule import probe_spaces
+
+            self._check_same_spaces(*probe_spaces(env))
         self.env_source = env
         self._learn_datamodule = None
         self.vector_env = None

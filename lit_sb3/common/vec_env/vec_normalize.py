@@ -273,14 +273,23 @@ class VecNormalize(VecEnvWrapper):
     @staticmethod
     def load(load_path: str | Path, venv: VecEnv) -> VecNormalize:
         """A ``VecNormalize`` around ``venv`` with the statistics and settings saved at ``load_path``."""
-        settings, arrays = _read(Path(load_path))
-        training = settings.pop("training")
-        wrapper = VecNormalize(venv, **settings)
+        path = Path(load_path)
+        settings, arrays = _read(path)
+        training = settings.pop("training", True)
+        try:
+            wrapper = VecNormalize(venv, **settings)
+        except ValueError as exc:  # norm_obs_keys or norm_obs that this env's observations do not have
+            raise ModelFileError(
+                f"{path}: the statistics do not fit this env ({exc}). Load them with the env they were "
+                "gathered on.",
+                path=path,
+                field="settings",
+            ) from None
         wrapper.training = training
         for key, normalizer in wrapper._obs_normalizers.items():
             prefix = "obs" if key is None else f"obs/{key}"
-            _restore(normalizer.rms, arrays, prefix)
-        _restore(wrapper._reward_normalizer.rms, arrays, "ret")
+            _restore(normalizer.rms, arrays, prefix, path)
+        _restore(wrapper._reward_normalizer.rms, arrays, "ret", path)
         return wrapper
 
 
@@ -310,15 +319,23 @@ def _moments(rms: Any, prefix: str) -> dict[str, np.ndarray]:
     }
 
 
-def _restore(module: Any, arrays: dict[str, np.ndarray], prefix: str) -> None:
+def _restore(module: Any, arrays: dict[str, np.ndarray], prefix: str, path: Path) -> None:
     try:
         mean, var, count = (arrays[f"{prefix}/{name}"] for name in ("mean", "var", "count"))
     except KeyError as missing:
-        raise ModelFileError(f"The VecNormalize file has no statistics {missing}.") from None
+        raise ModelFileError(
+            f"{path}: the VecNormalize file has no statistics {missing} (its settings ask for them). Save the "
+            "statistics again with VecNormalize.save.",
+            path=path,
+            field=prefix,
+        ) from None
     if mean.shape != tuple(module.mean.shape) or var.shape != mean.shape or count.shape != ():
         raise ModelFileError(
-            f"The VecNormalize file holds statistics of shape {mean.shape} (var {var.shape}, count "
-            f"{count.shape}) for {prefix}, the env needs {tuple(module.mean.shape)}."
+            f"{path}: the VecNormalize file holds statistics of shape {mean.shape} (var {var.shape}, count "
+            f"{count.shape}) for {prefix}, the env needs {tuple(module.mean.shape)}. Load them with the env "
+            "they were gathered on.",
+            path=path,
+            field=prefix,
         )
     module.mean.copy_(torch.as_tensor(mean))
     module.var.copy_(torch.as_tensor(var))

@@ -182,6 +182,41 @@ def test_a_failed_evaluations_npz_write_keeps_the_previous_file(
     assert [p.name for p in tmp_path.iterdir()] == ["evaluations.npz"]
 
 
+def test_a_full_disk_during_train_keeps_its_evaluation_files_and_ends_in_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``lit-sb3 train``'s evaluations.npz: the disk fills up as the second evaluation is written."""
+    from lit_sb3_core.cli import zoo_run
+    from lit_sb3_core.cli.main import main
+    from lit_sb3_core.foundation import files
+
+    writes = {"n": 0}
+
+    def filling_up(target, write):  # type: ignore[no-untyped-def]
+        if Path(target).name == "evaluations.npz":
+            writes["n"] += 1
+            if writes["n"] == 2:
+                _full_disk(monkeypatch)  # from here on every write fails, as on a full disk
+        return files.write_atomically(target, write)
+
+    monkeypatch.setattr(zoo_run, "write_atomically", filling_up)
+    monkeypatch.chdir(tmp_path)
+    code = main(["train", "--algo", "ppo", "--env", "CartPole-v1", "-n", "256", "--eval-freq", "64",
+                 "--eval-episodes", "1", "--hyperparams", "n_envs:1", "n_steps:32", "batch_size:32", "n_epochs:1",
+                 "-f", "logs", "--seed", "0"])  # fmt: skip
+    monkeypatch.undo()
+    assert writes["n"] == 2
+    err = capsys.readouterr().err
+    assert code == 2 and "lit-sb3 train: error: [Errno 28] No space left on device: " in err
+    assert "Traceback" not in err
+    run = tmp_path / "logs" / "ppo" / "CartPole-v1_1"
+    with np.load(run / "evaluations.npz", allow_pickle=False) as first:  # the first evaluation's file, whole
+        assert first["timesteps"].tolist() == [64] and first["results"].shape == (1, 1)
+    assert PPO.load(run / "best_model.zip").num_timesteps == 64  # saved after the first evaluation
+    leftovers = [p for p in run.rglob("*") if p.name.endswith(".tmp") or ".partial-" in p.name]
+    assert not leftovers
+
+
 @pytest.fixture(scope="module")
 def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("model") / "model.zip"
@@ -374,6 +409,45 @@ def test_a_truncated_sb3_file_is_reported_as_truncated(sb3_file: Path, tmp_path:
         PPO.load(truncated)
 
 
+@pytest.fixture(scope="module")
+def sb3_lstm_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real RecurrentPPO model file written by sb3-contrib (lstm_hidden_size 8, one LSTM layer)."""
+    contrib = pytest.importorskip("sb3_contrib")
+    path = tmp_path_factory.mktemp("sb3_lstm") / "lstm.zip"
+    model = contrib.RecurrentPPO("MlpLstmPolicy", "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1,
+                                 policy_kwargs={"lstm_hidden_size": 8, "net_arch": [8]}, seed=0)  # fmt: skip
+    model.save(path)
+    return path
+
+
+LSTM_CASES: list[tuple[str, Any, str]] = [
+    ("huge-hidden", {"lstm_hidden_size": 10**6},
+     r"data.policy_kwargs.lstm_hidden_size is 1000000, but no weight in policy.pth has that size"),
+    ("hidden-not-int", {"lstm_hidden_size": 1e6},
+     r"data.policy_kwargs.lstm_hidden_size must be a positive integer, got 1000000.0"),
+    ("many-layers", {"n_lstm_layers": 10**5},
+     r"data.policy_kwargs.n_lstm_layers is 100000, but policy.pth holds 1 LSTM layer"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("change", "message"), [c[1:] for c in LSTM_CASES], ids=[c[0] for c in LSTM_CASES])
+def test_an_lstm_size_in_an_sb3_file_is_checked_against_its_weights_before_building(
+    sb3_lstm_file: Path, tmp_path: Path, change: dict[str, Any], message: str
+) -> None:
+    import warnings
+
+    from lit_sb3 import RecurrentPPO
+
+    tampered = _tampered_data(
+        sb3_lstm_file, tmp_path / "lstm.zip", lambda d: d["policy_kwargs"].update(change)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the fields SB3 stores only as pickles are named in a warning
+        with pytest.raises(ModelFileError, match=r"lstm.zip'.*" + message + r".*not built"):
+            RecurrentPPO.load(tampered)
+        assert RecurrentPPO.load(sb3_lstm_file).policy.lstm_hidden_size == 8  # the original still loads
+
+
 # --- 5. VecNormalize.load and ReplayBuffer.load validate before they allocate -----------------------------
 
 
@@ -411,7 +485,11 @@ VEC_NORMALIZE_CASES: list[tuple[str, Any, str]] = [
     ("nan-gamma", _settings(gamma=float("nan")), r"settings.gamma must be a number in \[0, 1\], got nan"),
     ("negative-epsilon", _settings(epsilon=-1e-8), r"settings.epsilon must be a positive finite number"),
     ("settings-not-json", lambda a: a.update(settings=np.array("{not json")), r"settings are not JSON"),
-    ("wrong-size", lambda a: a.update({"obs/mean": np.zeros(10**6)}), r"statistics of shape \(1000000,\)"),
+    ("wrong-size", lambda a: a.update({"obs/mean": np.zeros(10**6)}),
+     r"statistics of shape \(1000000,\) .* for obs, the env needs \(4,\).*env they were gathered on"),
+    ("missing-statistics", lambda a: a.pop("obs/var"), r"has no statistics 'obs/var'"),
+    ("keys-of-another-env", _settings(norm_obs_keys=["pixels"]),
+     r"the statistics do not fit this env \(norm_obs_keys applies to Dict observation spaces only\)"),
 ]  # fmt: skip
 
 
@@ -424,8 +502,9 @@ def test_a_tampered_vec_normalize_file_is_refused(tmp_path: Path, change: Any, m
     good = tmp_path / "vecnormalize.pkl"
     _vec_normalize().save(good)
     bad = _rewrite_npz(good, tmp_path / "bad.npz", change)
-    with pytest.raises(ModelFileError, match=message):
+    with pytest.raises(ModelFileError, match=r"bad.npz: .*" + message) as refused:
         VecNormalize.load(bad, _vec_normalize(0).venv)
+    assert refused.value.path == str(bad)
     VecNormalize.load(good, _vec_normalize(0).venv)
 
 

@@ -401,6 +401,30 @@ def test_nan_weights_in_an_sb3_file_are_refused(sb3_file: Path, tmp_path: Path) 
         PPO.load(tampered)
 
 
+def test_nan_in_an_sb3_files_pytorch_variables_is_refused(tmp_path: Path) -> None:
+    import io
+
+    import torch
+
+    from lit_sb3 import SAC
+
+    sb3 = pytest.importorskip("stable_baselines3")
+    real = tmp_path / "sac.zip"
+    sb3.SAC("MlpPolicy", "Pendulum-v1", policy_kwargs={"net_arch": [16]}, seed=0).save(real)
+
+    def poison(payload: bytes) -> bytes:
+        variables = torch.load(io.BytesIO(payload), weights_only=True)
+        variables["log_ent_coef"] = torch.full_like(variables["log_ent_coef"], float("nan"))
+        buffer = io.BytesIO()
+        torch.save(variables, buffer)
+        return buffer.getvalue()
+
+    tampered = _rewrite(real, tmp_path / "nan_sac.zip", "pytorch_variables.pth", poison)
+    with pytest.raises(ModelFileError, match=r"nan_sac.zip.*pytorch_variables.pth: log_ent_coef holds NaN"):
+        SAC.load(tampered)
+    SAC.load(real)  # the original loads
+
+
 def test_a_truncated_sb3_file_is_reported_as_truncated(sb3_file: Path, tmp_path: Path) -> None:
     data = sb3_file.read_bytes()
     truncated = tmp_path / "cut.zip"
@@ -558,6 +582,25 @@ def test_a_lying_replay_buffer_file_is_refused_before_allocating(
     ReplayBuffer.load(dqn_run / "replay_buffer.npz")
 
 
+def test_a_decompression_bomb_in_a_replay_buffer_file_is_refused_unread(
+    dqn_run: Path, tmp_path: Path
+) -> None:
+    import shutil
+    import zipfile
+
+    from lit_sb3_core.data.replay_buffer import ReplayBuffer
+    from lit_sb3_core.errors import ConfigurationError
+
+    bomb = shutil.copy(dqn_run / "replay_buffer.npz", tmp_path / "replay_buffer.npz")
+    with zipfile.ZipFile(bomb, "a", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("padding.npy", bytes(65 * 2**20))  # 65 MiB of zeros in about 64 KiB
+    with pytest.raises(
+        ConfigurationError, match=r"replay_buffer.npz': padding.npy would inflate from .*decompression bomb"
+    ):
+        ReplayBuffer.load(bomb)
+    ReplayBuffer.load(dqn_run / "replay_buffer.npz")
+
+
 def test_train_continuing_with_a_lying_replay_buffer_ends_in_an_error_line(
     dqn_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -613,6 +656,13 @@ def test_a_fifo_or_device_named_monitor_csv_is_refused_without_blocking(monitor_
     (monitor_folder / "fifo.monitor.csv").unlink()
     (monitor_folder / "zero.monitor.csv").symlink_to("/dev/zero")
     with pytest.raises(LoadMonitorResultsError, match=r"zero.monitor.csv is a device"):
+        load_results(str(monitor_folder))
+    (monitor_folder / "zero.monitor.csv").unlink()
+    with open(monitor_folder / "huge.monitor.csv", "wb") as huge:  # sparse: 1 GiB + 1 byte, refused unread
+        huge.truncate(2**30 + 1)
+    with pytest.raises(
+        LoadMonitorResultsError, match=r"huge.monitor.csv is larger than the 1073741824 bytes"
+    ):
         load_results(str(monitor_folder))
 
 

@@ -34,12 +34,13 @@ _PARTIAL_EXPORT = re.compile(r"^\..+\.partial-(\d+)(\.[^.]+)?$")
 _UNNAMED_FILES = True
 
 
-def write_atomically(target: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
+def write_atomically(target: str | Path, write: Callable[[IO[bytes]], object]) -> Path:
     """Write ``target`` through ``write(handle)`` so that it is either the new file or the old one.
 
     Args:
         target: The file to (re)place; its folder is created if needed.
-        write: Called once with a binary file handle open on the new, not yet visible file.
+        write: Called once with a binary file handle open on the new, not yet visible file (what it
+            returns is ignored).
 
     Returns:
         ``target`` as a ``Path``.
@@ -74,7 +75,7 @@ def _temporary_beside(target: Path) -> Path:
     return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
 
 
-def _write_unnamed(target: Path, write: Callable[[IO[bytes]], None]) -> Path | None:
+def _write_unnamed(target: Path, write: Callable[[IO[bytes]], object]) -> Path | None:
     """Write an unnamed file in ``target``'s folder and name it once it is whole; ``None`` (and nothing
     written) where the platform or the filesystem has no unnamed files, or they cannot be named."""
     global _UNNAMED_FILES
@@ -104,7 +105,7 @@ def _write_unnamed(target: Path, write: Callable[[IO[bytes]], None]) -> Path | N
     return temporary
 
 
-def _write_named(target: Path, write: Callable[[IO[bytes]], None]) -> Path:
+def _write_named(target: Path, write: Callable[[IO[bytes]], object]) -> Path:
     """Write a named temporary beside ``target`` and return it (removed again if the write fails)."""
     temporary = _temporary_beside(target)
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)

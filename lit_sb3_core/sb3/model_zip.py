@@ -700,11 +700,25 @@ def _check_net_arch_fits(policy_kwargs: Any, policy_state: dict[str, torch.Tenso
     ]
     dims = {n for tensor in policy_state.values() for n in tensor.shape}
     for field_name, size in sizes:
-        if isinstance(size, int) and not isinstance(size, bool) and size not in dims:
+        if size is None:
+            continue
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ModelFileError(
+                f"{given!r}: {field_name} must be a positive integer, got {size!r:.80}. The policy was not built."
+            )
+        if size not in dims:
             raise ModelFileError(
                 f"{given!r}: {field_name} is {size}, but no weight in policy.pth has that size: the file's data "
                 "does not describe its weights (damaged or tampered with). The policy was not built."
             )
+    layers = kwargs.get("n_lstm_layers")
+    found = sum(1 for key in policy_state if re.fullmatch(r"lstm_actor\.weight_ih_l\d+", key))
+    if layers is not None and (isinstance(layers, bool) or not isinstance(layers, int) or layers != found):
+        raise ModelFileError(
+            f"{given!r}: data.policy_kwargs.n_lstm_layers is {layers!r:.80}, but policy.pth holds {found} LSTM "
+            "layer(s): the file's data does not describe its weights (damaged or tampered with). The policy was "
+            "not built."
+        )
     arch = kwargs.get("net_arch")
     widths: list[Any] = []
     pending = [arch]

@@ -47,6 +47,7 @@ __all__ = [
     "RegistryError",
     "TargetImportError",
     "UnknownNameError",
+    "UnsupportedSpaceError",
 ]
 
 
@@ -225,6 +226,13 @@ class DisallowedNameError(ConfigurationError):
         self.value = value
         self.allowed = list(allowed)
         super().__init__(message, field=field)
+
+
+class UnsupportedSpaceError(ConfigurationError, AssertionError):
+    """A buffer or distribution given a space it does not store or model (a Box space to a Dict buffer).
+
+    Also an ``AssertionError``, the type SB3 asserts these with, so code written against SB3 catches it.
+    """
 
 
 class EnvError(LitSb3Error, ValueError):

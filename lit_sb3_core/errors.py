@@ -34,6 +34,7 @@ __all__ = [
     "AmbiguousNameError",
     "CliError",
     "ConfigurationError",
+    "ConflictingOptionsError",
     "DisallowedNameError",
     "DuplicateNameError",
     "EnvError",
@@ -226,6 +227,13 @@ class DisallowedNameError(ConfigurationError):
         self.value = value
         self.allowed = list(allowed)
         super().__init__(message, field=field)
+
+
+class ConflictingOptionsError(ConfigurationError, AssertionError):
+    """Two options that cannot be used together (``squash_output=True`` without ``use_sde=True``).
+
+    Also an ``AssertionError``, the type SB3 asserts these with, so code written against SB3 catches it.
+    """
 
 
 class UnsupportedSpaceError(ConfigurationError, AssertionError):

@@ -115,3 +115,10 @@ def test_make_proba_distribution_and_errors() -> None:
         kl_divergence(
             CategoricalDistribution(2).proba_distribution(torch.zeros(1, 2)), BernoulliDistribution(2)
         )
+
+
+def test_squash_output_without_gsde_is_refused_as_sb3_asserts() -> None:
+    from lit_sb3 import PPO
+
+    with pytest.raises(AssertionError, match=r"use_sde=True"):
+        PPO("MlpPolicy", "Pendulum-v1", use_sde=False, policy_kwargs={"squash_output": True})

@@ -36,6 +36,7 @@ def test_maskable_distribution_objects() -> None:
     categorical.apply_masking([[False, True, False], [True, True, False]])
     assert categorical.mode()[0] == 1 and categorical.sample()[1] in (0, 1)
     actions, log_prob = categorical.log_prob_from_params(torch.zeros(1, 3))
+    assert actions.shape == (1,)
     torch.testing.assert_close(log_prob, torch.log(torch.full((1,), 1 / 3)))
     with pytest.raises(RuntimeError):  # the logits do not realign to (-1, 3)
         categorical.proba_distribution(torch.zeros(1, 4))

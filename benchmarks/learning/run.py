@@ -147,7 +147,9 @@ class _Library:
         from suite.measure import evaluate
 
         if self.case.atari:
-            return self.job.evaluate_games(self.case.eval_episodes, deterministic=self.case.eval_deterministic)
+            return self.job.evaluate_games(
+                self.case.eval_episodes, deterministic=self.case.eval_deterministic
+            )
         return evaluate(self.suite_case, self.job.predict, self.seed, self.case.eval_episodes)
 
     def callback(self, on_step: Any) -> Any:

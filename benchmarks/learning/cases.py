@@ -91,6 +91,12 @@ class LearningCase:
         """
         return not self.atari
 
+    def evaluated_as_now(self, record: dict[str, Any]) -> bool:
+        """Whether ``record`` was evaluated the way this case is now (records from before a change of the
+        evaluation, which had no ``eval_deterministic`` and were all deterministic, are not): the report
+        leaves such records out and ``run.py --next`` trains them again."""
+        return bool(record.get("eval_deterministic", True)) == self.eval_deterministic
+
     @property
     def cpu_s(self) -> float:
         """Measured CPU seconds of one record, the mean of the two libraries' (``COSTS``); 0 if unmeasured."""

@@ -439,11 +439,25 @@ def run_one(
     return out
 
 
+def has_record(case: str, library: str, seed: int) -> bool:
+    """Whether the ledger holds this run's record, evaluated as the case is now (a record from before a
+    change of the evaluation counts as missing: ``--next`` trains it again and replaces it)."""
+    path = record_path(case, library, seed)
+    if not path.exists():
+        return False
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return True  # unreadable: leave it for a person to look at rather than overwrite it
+    return not isinstance(record, dict) or by_name(case).evaluated_as_now(record)
+
+
 def next_missing() -> tuple[str, str, int] | None:
-    """The first record of ``ledger_order`` that is neither written, failed, nor being trained."""
+    """The first record of ``ledger_order`` that is neither written (as the case is evaluated now),
+    failed, nor being trained."""
     for case, library, seed in ledger_order():
         scratch = scratch_dir(case, library, seed)
-        if record_path(case, library, seed).exists() or (scratch.parent / f".{scratch.name}.failed").exists():
+        if has_record(case, library, seed) or (scratch.parent / f".{scratch.name}.failed").exists():
             continue
         with _locked(scratch) as free:
             if free:
@@ -470,7 +484,8 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore")
     if args.list:
         for case, library, seed in ledger_order():
-            state = "done" if record_path(case, library, seed).exists() else "missing"
+            path = record_path(case, library, seed)
+            state = "done" if has_record(case, library, seed) else "stale" if path.exists() else "missing"
             print(f"{case:18} {library:8} seed {seed}: {state}")
         return 0
     if args.next:

@@ -45,9 +45,10 @@ class LearningCase:
         n_envs: parallel training environments (rl-zoo3's ``n_envs``).
         policy: policy alias, the same in both libraries.
         atari: Atari preprocessing (SB3 ``AtariWrapper`` + ``VecFrameStack(4)``; lit-sb3
-            ``RLEnvDataModule(atari=True)``); evaluation plays whole games with unclipped scores.
+            ``RLEnvDataModule(atari=True)``); evaluation plays whole games with unclipped scores, with
+            sampled actions (see ``eval_deterministic``).
         normalize: rl-zoo3's ``normalize: true`` (SB3 ``VecNormalize``, lit-sb3 ``normalize=True``).
-        eval_episodes: deterministic evaluation episodes (whole games on Atari) per evaluation point.
+        eval_episodes: evaluation episodes (whole games on Atari) per evaluation point.
         random_return: mean return of a uniformly random policy (the report's normalization floor): the
             published reference scores, Atari from the DQN / Atari-100k tables (Breakout 1.7, Pong -20.7),
             MuJoCo D4RL's random-policy references (Hopper -20.3, HalfCheetah -280.2, Walker2d 1.6).
@@ -77,6 +78,26 @@ class LearningCase:
         return out
 
     @property
+    def eval_deterministic(self) -> bool:
+        """Whether evaluation takes the policy's mode (MuJoCo) or samples from it (Atari).
+
+        Atari samples, as rl-zoo3's ``enjoy``/``record_video`` do for Atari games: a NoFrameskip-v4 game is
+        a deterministic emulator, so a deterministic policy meets no randomness but the no-op reset's (1-30
+        NOOPs), and a weak one collapses to one action: an untrained CNN policy presses LEFT every step and
+        scores 0 in 9 of 10 games, and every evaluation of the first Breakout records (deterministic) had at
+        most 3 distinct scores in its 10 games. Such an evaluation measures which action the argmax happens
+        to pick, not learning; sampled actions score an untrained policy near the random policy's level.
+        (For DQN and QR-DQN, sampling is epsilon-greedy at the final exploration rate, in both libraries.)
+        """
+        return not self.atari
+
+    def evaluated_as_now(self, record: dict[str, Any]) -> bool:
+        """Whether ``record`` was evaluated the way this case is now (records from before a change of the
+        evaluation, which had no ``eval_deterministic`` and were all deterministic, are not): the report
+        leaves such records out and ``run.py --next`` trains them again."""
+        return bool(record.get("eval_deterministic", True)) == self.eval_deterministic
+
+    @property
     def cpu_s(self) -> float:
         """Measured CPU seconds of one record, the mean of the two libraries' (``COSTS``); 0 if unmeasured."""
         costs = COSTS.get(self.name)
@@ -104,6 +125,7 @@ class LearningCase:
             "steps": self.steps,
             "eval_every": self.eval_every,
             "eval_episodes": self.eval_episodes,
+            "eval_deterministic": self.eval_deterministic,
             "n_envs": self.n_envs,
             "policy": self.policy,
             "atari": self.atari,

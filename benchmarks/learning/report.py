@@ -3,10 +3,13 @@
     python benchmarks/learning/report.py [--results DIR] [--out DIR]
 
 Works on any part of the ledger: a case with fewer than 3 seeds per library is marked as such, a case
-with no record says so. Statistics:
+with no record says so, records made under an older evaluation of their case are listed and left out.
+Statistics:
 
 * per case and library: the mean over seeds of ``final_mean`` (each record's last evaluation: 10
-  deterministic episodes), with a 95 % percentile-bootstrap interval over seeds (10,000 resamples);
+  episodes, deterministic on MuJoCo, sampled whole games on Atari), with a 95 % percentile-bootstrap
+  interval over seeds (10,000 resamples);
+* training episodes: the mean over seeds of each record's last ``train_curve`` point;
 * overlap: the two intervals overlap ("within noise"), or one lies above the other;
 * steps/s: training steps per second of wall time, evaluation excluded; CPU-time ratio: SB3's mean CPU
   seconds per record over lit-sb3's (above 1: lit-sb3 needs less CPU);
@@ -38,18 +41,31 @@ COLORS = {"sb3": "tab:blue", "lit-sb3": "tab:orange"}
 N_BOOT = 10_000
 
 
+def _evaluated_as_now(record: dict[str, Any]) -> bool:
+    case = next((c for c in CASES if c.name == record["case"]), None)
+    return case is None or case.evaluated_as_now(record)
+
+
 def load_records(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
-    """``{case: {library: [record, ...] by seed}}`` of every complete record under ``results``."""
+    """``{case: {library: [record, ...] by seed}}`` of every complete record under ``results`` that was
+    evaluated as its case is now (``stale_records`` are the others)."""
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for path in sorted(results.glob("*/*.json")):
         record = json.loads(path.read_text())
-        if not record.get("complete", True):
+        if not record.get("complete", True) or not _evaluated_as_now(record):
             continue
         out.setdefault(record["case"], {}).setdefault(record["library"], []).append(record)
     for libraries in out.values():
         for records in libraries.values():
             records.sort(key=lambda r: r["seed"])
     return out
+
+
+def stale_records(results: Path) -> list[dict[str, Any]]:
+    """Complete records made under an older evaluation of their case: left out of every statistic until
+    ``run.py --next`` replaces them."""
+    records = (json.loads(path.read_text()) for path in sorted(results.glob("*/*.json")))
+    return [r for r in records if r.get("complete", True) and not _evaluated_as_now(r)]
 
 
 def bootstrap_ci(values: list[float], seed: int = 0) -> tuple[float, float]:
@@ -67,7 +83,15 @@ def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     finals = [float(r["final_mean"]) for r in records]
     low, high = bootstrap_ci(finals)
     rates = [r["train_steps_per_s"] for r in records if r.get("train_steps_per_s")]
+    # The training episodes of each run's last interval (records from before train_curve have none).
+    train = [
+        r["train_curve"][-1][1]
+        for r in records
+        if r.get("train_curve") and r["train_curve"][-1][1] is not None
+    ]
     return {
+        "train_last": statistics.fmean(train) if train else None,
+        "train_n": len(train),
         "n": len(records),
         "seeds": [r["seed"] for r in records],
         "mean": statistics.fmean(finals),
@@ -126,7 +150,8 @@ def plot_curve(case: LearningCase, libraries: dict[str, list[dict[str, Any]]], p
     ax.axhline(case.random_return, color="grey", linestyle=":", linewidth=1, label="random policy")
     ax.set_title(f"{case.algo.upper()} on {case.env}")
     ax.set_xlabel("environment steps" + (" (agent steps, x4 frames)" if case.atari else ""))
-    ax.set_ylabel(f"mean return ({case.eval_episodes} det. episodes)")
+    how = "det. episodes" if case.eval_deterministic else "games, sampled actions"
+    ax.set_ylabel(f"mean return ({case.eval_episodes} {how})")
     ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -194,6 +219,13 @@ def _cell(summary: dict[str, Any] | None) -> str:
     return f"{_fmt(summary['mean'])} [{_fmt(summary['ci'][0])}, {_fmt(summary['ci'][1])}] (n={summary['n']}{partial})"
 
 
+def _train_cell(sb3: dict[str, Any] | None, lit: dict[str, Any] | None) -> str:
+    def one(summary: dict[str, Any] | None) -> str:
+        return _fmt(summary["train_last"]) if summary and summary["train_last"] is not None else "–"
+
+    return "–" if not (sb3 or lit) else f"{one(sb3)} / {one(lit)}"
+
+
 def _hyperparams(case: LearningCase) -> str:
     text = ", ".join(f"{k}={json.dumps(v)}" for k, v in case.hyperparams.items())
     return text.replace("|", "\\|")
@@ -202,6 +234,7 @@ def _hyperparams(case: LearningCase) -> str:
 def build(results: Path, out: Path) -> str:
     """Write README.md, curves/ and aggregate.json under ``out``; return the README's text."""
     records = load_records(results)
+    stale = stale_records(results)
     table: dict[str, dict[str, Any]] = {}
     for case in CASES:
         libraries = records.get(case.name, {})
@@ -227,22 +260,38 @@ def build(results: Path, out: Path) -> str:
         "Generated by `python benchmarks/learning/report.py` from the records in `results/` (do not edit by "
         "hand). One record = one run (case, library, seed) of `benchmarks/learning/run.py`: its own process, one "
         "torch thread, one core, the same hyperparameters in both libraries, evaluated every `eval every` steps "
-        "with 10 deterministic episodes on a separately seeded env (Atari: whole games, real unclipped scores, "
-        "each library's own Atari stack: SB3 `AtariWrapper` + `VecFrameStack(4)`, lit-sb3 "
-        "`RLEnvDataModule(atari=True)`).",
+        "with 10 episodes on a separately seeded env: MuJoCo deterministic; Atari whole games with real "
+        "unclipped scores and sampled actions (rl-zoo3's Atari default: on the deterministic NoFrameskip-v4 "
+        "emulator a deterministic policy replays a few games and a weak one presses one button, see "
+        "`LearningCase.eval_deterministic`), each library on its own Atari stack: SB3 `AtariWrapper` + "
+        "`VecFrameStack(4)`, lit-sb3 `RLEnvDataModule(atari=True)`.",
         "",
         f"**Records: {total} of {expected}** ({len(CASES)} cases x {len(LIBRARIES)} libraries x {len(SEEDS)} "
         "seeds). Cells marked *partial* have fewer than 3 seeds; their intervals are not yet meaningful.",
         "",
+    ]
+    if stale:
+        lines += [
+            f"**{len(stale)} record(s) left out: made under an older evaluation of their case** (Atari records "
+            "from before evaluation sampled actions); `run.py --next` trains them again: "
+            + ", ".join(
+                f"{r['case']} {r['library']} seed {r['seed']} ({_fmt(float(r['final_mean']))})" for r in stale
+            )
+            + ".",
+            "",
+        ]
+    lines += [
         "## Results",
         "",
         "Final mean return: the mean over seeds of each run's last evaluation, with the 95 % bootstrap interval "
         "over seeds. Steps/s: training only (evaluation excluded), wall time on one core. CPU-time ratio: SB3's "
-        "CPU seconds per record over lit-sb3's (above 1: lit-sb3 is cheaper).",
+        "CPU seconds per record over lit-sb3's (above 1: lit-sb3 is cheaper). Training episodes: the mean raw "
+        "return of the episodes the run trained on in its last eval interval (Atari: whole games, the "
+        "sampling policy that learns), SB3 / lit-sb3, mean over seeds: a second view of the same runs.",
         "",
         "| case | algorithm | env | steps | SB3 final [95 % CI] | lit-sb3 final [95 % CI] | verdict "
-        "| SB3 steps/s | lit-sb3 steps/s | CPU-time ratio | curve |",
-        "|---|---|---|--:|---|---|---|--:|--:|--:|---|",
+        "| training episodes | SB3 steps/s | lit-sb3 steps/s | CPU-time ratio | curve |",
+        "|---|---|---|--:|---|---|---|--:|--:|--:|--:|---|",
     ]
     for case in CASES:
         row = table[case.name]
@@ -252,7 +301,7 @@ def build(results: Path, out: Path) -> str:
         curve = f"[png](curves/{case.name}.png)" if (sb3 or lit) else "–"
         lines.append(
             f"| {case.name} | {case.algo.upper()} | {case.env} | {case.steps:,} | {_cell(sb3)} | {_cell(lit)} "
-            f"| {_verdict(sb3, lit)} | {rate(sb3)} | {rate(lit)} | {ratio} | {curve} |"
+            f"| {_verdict(sb3, lit)} | {_train_cell(sb3, lit)} | {rate(sb3)} | {rate(lit)} | {ratio} | {curve} |"
         )
     lines += ["", "## Aggregate (rliable)", ""]
     if agg is None:

@@ -5,8 +5,10 @@
     python benchmarks/learning/run.py --case sac-hopper --library lit-sb3 --seed 0 --until 20000
 
 Each run is its own process with one torch thread. Every ``eval_every`` steps the policy plays
-``eval_episodes`` deterministic episodes on a separate, identically seeded env (Atari: whole games with
-real, unclipped scores, on each library's own Atari stack), and the run saves a checkpoint (model,
+``eval_episodes`` episodes on a separate, identically seeded env (MuJoCo: deterministic; Atari: whole games
+with real, unclipped scores and sampled actions, on each library's own Atari stack), the record notes the
+mean raw return of the training episodes finished since the last point (``train_curve``: ``[step, mean or
+null, count]``; Atari: whole games, the stochastic policy that trains), and the run saves a checkpoint (model,
 replay buffer, normalization statistics) and the curve so far into ``scratch/`` (ignored by git). A run
 that finds such a checkpoint continues from it: an interrupted ledger loses at most one eval interval.
 The record goes to ``results/<case>/<library>-seed<N>.json``, written atomically (temp file + rename).
@@ -140,11 +142,14 @@ class _Library:
         return hasattr(self.job.model, "replay_buffer")
 
     def evaluate(self) -> list[float]:
-        """``eval_episodes`` deterministic episodes on fresh, identically seeded envs."""
+        """``eval_episodes`` episodes on fresh, identically seeded envs: deterministic on MuJoCo, whole
+        games with sampled actions on Atari (``LearningCase.eval_deterministic``)."""
         from suite.measure import evaluate
 
         if self.case.atari:
-            return self.job.evaluate_games(self.case.eval_episodes)
+            return self.job.evaluate_games(
+                self.case.eval_episodes, deterministic=self.case.eval_deterministic
+            )
         return evaluate(self.suite_case, self.job.predict, self.seed, self.case.eval_episodes)
 
     def callback(self, on_step: Any) -> Any:
@@ -245,6 +250,7 @@ class Run:
         self.points = [p for p in case.eval_points if until is None or p <= _cut(case, until)]
         self.side: _Library | None = None
         self.checkpoints = 0
+        self._episodes_seen = 0
         self.commit = commit()  # the code this process runs, not what HEAD is when it ends
         self._wall = time.perf_counter()
         self._cpu = time.process_time()
@@ -263,8 +269,21 @@ class Run:
         done = len(self.state["curve"])
         return self.points[done] if done < len(self.points) else None
 
+    def _train_episodes(self) -> list[float]:
+        """Returns of the training episodes (Atari: whole games, raw scores) finished since the last call:
+        the recorder under both libraries' wrappers sees them (``suite.measure.EpisodeRecorder``)."""
+        from suite.measure import RECORD
+
+        returns = [float(r) for _, r in RECORD.episodes[self._episodes_seen :]]
+        self._episodes_seen = len(RECORD.episodes)
+        return returns
+
     def _evaluate(self, step: int) -> None:
         assert self.side is not None
+        train = self._train_episodes()
+        self.state.setdefault("train_curve", []).append(
+            [self._next_point(), statistics.fmean(train) if train else None, len(train)]
+        )
         start = time.perf_counter()
         returns = self.side.evaluate()
         self.state["eval_seconds"] += time.perf_counter() - start
@@ -341,6 +360,7 @@ class Run:
             "curve": self.state["curve"],
             "eval_steps": self.state["eval_steps"],
             "eval_returns": self.state.get("eval_returns", []),
+            "train_curve": self.state.get("train_curve", []),
             "final_mean": self.state["curve"][-1][1],
             **clocks,
             "eval_seconds": self.state["eval_seconds"],
@@ -419,11 +439,25 @@ def run_one(
     return out
 
 
+def has_record(case: str, library: str, seed: int) -> bool:
+    """Whether the ledger holds this run's record, evaluated as the case is now (a record from before a
+    change of the evaluation counts as missing: ``--next`` trains it again and replaces it)."""
+    path = record_path(case, library, seed)
+    if not path.exists():
+        return False
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return True  # unreadable: leave it for a person to look at rather than overwrite it
+    return not isinstance(record, dict) or by_name(case).evaluated_as_now(record)
+
+
 def next_missing() -> tuple[str, str, int] | None:
-    """The first record of ``ledger_order`` that is neither written, failed, nor being trained."""
+    """The first record of ``ledger_order`` that is neither written (as the case is evaluated now),
+    failed, nor being trained."""
     for case, library, seed in ledger_order():
         scratch = scratch_dir(case, library, seed)
-        if record_path(case, library, seed).exists() or (scratch.parent / f".{scratch.name}.failed").exists():
+        if has_record(case, library, seed) or (scratch.parent / f".{scratch.name}.failed").exists():
             continue
         with _locked(scratch) as free:
             if free:
@@ -450,7 +484,8 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore")
     if args.list:
         for case, library, seed in ledger_order():
-            state = "done" if record_path(case, library, seed).exists() else "missing"
+            path = record_path(case, library, seed)
+            state = "done" if has_record(case, library, seed) else "stale" if path.exists() else "missing"
             print(f"{case:18} {library:8} seed {seed}: {state}")
         return 0
     if args.next:

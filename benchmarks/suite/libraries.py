@@ -113,12 +113,15 @@ class Sb3Run:
     def num_timesteps(self) -> int:
         return int(self.model.num_timesteps)
 
-    def evaluate_games(self, n_games: int) -> list[float]:
-        """Atari: whole games with unclipped scores, on SB3's own Atari stack (Monitor's episodes)."""
+    def evaluate_games(self, n_games: int, deterministic: bool = True) -> list[float]:
+        """Atari: whole games with unclipped scores, on SB3's own Atari stack (Monitor's episodes), with the
+        policy's mode (``deterministic``) or sampled actions."""
         from stable_baselines3.common.evaluation import evaluate_policy
 
         env = _sb3_atari_env(functools.partial(make_env, self.case), 1, eval_seed(self.seed))
-        rewards, _ = evaluate_policy(self.model, env, n_eval_episodes=n_games, return_episode_rewards=True)
+        rewards, _ = evaluate_policy(
+            self.model, env, n_eval_episodes=n_games, deterministic=deterministic, return_episode_rewards=True
+        )
         env.close()
         return [float(r) for r in rewards]
 
@@ -224,8 +227,9 @@ class LitRun:
     def num_timesteps(self) -> int:
         return int(self.model.num_timesteps)
 
-    def evaluate_games(self, n_games: int) -> list[float]:
-        """Atari: whole games with unclipped scores, on lit-sb3's own Atari stack (the inner recorder's)."""
+    def evaluate_games(self, n_games: int, deterministic: bool = True) -> list[float]:
+        """Atari: whole games with unclipped scores, on lit-sb3's own Atari stack (the inner recorder's),
+        with the policy's mode (``deterministic``) or sampled actions."""
         import lit_sb3
 
         datamodule = lit_sb3.RLEnvDataModule(
@@ -234,7 +238,7 @@ class LitRun:
         env = datamodule.get_env("test")
         env.reset(seed=eval_seed(self.seed))
         rewards, _ = lit_sb3.evaluate_policy(
-            self.model, env, n_eval_episodes=n_games, return_episode_rewards=True
+            self.model, env, n_eval_episodes=n_games, deterministic=deterministic, return_episode_rewards=True
         )
         datamodule.close()
         return [float(r) for r in rewards]

@@ -88,6 +88,11 @@ def test_a_killed_run_resumes_its_curve_and_writes_a_valid_record(tmp_path: Path
     assert record["versions"]["stable-baselines3"] and record["versions"]["torch"]
     assert record["hyperparams"]["learning_starts"] == 100
     assert all(len(returns) == 2 for returns in record["eval_returns"])
+    assert [point for point, _, _ in record["train_curve"]] == [200, 400, 600]
+    assert record["train_curve"][0] == state["train_curve"][0]
+    assert sum(count for _, _, count in record["train_curve"]) > 0, "600 CartPole steps end episodes"
+    assert all(mean is None or mean > 0 for _, mean, _ in record["train_curve"]), "CartPole pays +1 a step"
+    assert record["eval_deterministic"] is True
     assert not scratch.exists(), "a finished run's checkpoint is removed"
 
 
@@ -121,7 +126,8 @@ def test_next_takes_the_first_missing_record_and_skips_failed_ones(
     assert order[0][2] == order[1][2] == 0 and {order[0][1], order[1][1]} == {"sb3", "lit-sb3"}
     assert {case for case, _, seed in order if seed == 0} == {case.name for case in learning.cases.CASES}
     assert run.next_missing() == order[0]
-    run.write_json(run.record_path(*order[0]), {"done": True})
+    case = learning.cases.by_name(order[0][0])
+    run.write_json(run.record_path(*order[0]), {"case": case.name, **case.describe()})
     assert run.next_missing() == order[1]
     scratch = run.scratch_dir(*order[1])
     scratch.parent.mkdir(parents=True, exist_ok=True)
@@ -138,7 +144,7 @@ def _synthetic(results: Path, case: Any, library: str, seed: int, offset: float)
         "case": case.name, "algo": case.algo, "env": case.env, "library": library, "seed": seed,
         "steps": case.steps, "curve": curve, "final_mean": curve[-1][1], "seconds": 100.0,
         "cpu_seconds": 90.0 if library == "sb3" else 60.0, "peak_rss_mib": 400.0, "train_steps_per_s": 250.0,
-        "complete": True,
+        "complete": True, "eval_deterministic": case.eval_deterministic,
     }  # fmt: skip
     path = results / case.name / f"{library}-seed{seed}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,6 +183,36 @@ def test_report_writes_table_curves_and_rliable_aggregate(learning: ModuleType, 
     low, high = aggregate["iqm_ci"]["SB3"]
     assert low <= aggregate["iqm"]["SB3"] <= high
     assert "| SB3 | " in text and "![performance profile]" in text
+
+
+def test_records_of_an_older_evaluation_are_left_out_and_trained_again(
+    learning: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _needs("matplotlib")
+    import learning.report as report
+    import learning.run as run
+
+    atari = next(case for case in learning.cases.CASES if case.atari)
+    mujoco = next(case for case in learning.cases.CASES if not case.atari)
+    assert atari.eval_deterministic is False and mujoco.eval_deterministic is True
+    results = tmp_path / "results"
+    for library in ("sb3", "lit-sb3"):
+        _synthetic(results, atari, library, 0, 10.0)
+        _synthetic(results, mujoco, library, 0, 10.0)
+    for old in (results / atari.name / "sb3-seed0.json", results / mujoco.name / "sb3-seed0.json"):
+        record = json.loads(old.read_text())  # as the ledger wrote records before: all deterministic
+        del record["eval_deterministic"]
+        old.write_text(json.dumps(record))
+
+    assert set(report.load_records(results)[atari.name]) == {"lit-sb3"}
+    assert [(r["case"], r["library"]) for r in report.stale_records(results)] == [(atari.name, "sb3")]
+    text = report.build(results, tmp_path / "out")
+    assert "**1 record(s) left out" in text and f"{atari.name} sb3 seed 0" in text
+    monkeypatch.setattr(run, "RESULTS", results)
+    monkeypatch.setattr(run, "SCRATCH", tmp_path / "scratch")
+    assert not run.has_record(atari.name, "sb3", 0) and run.has_record(atari.name, "lit-sb3", 0)
+    assert run.has_record(mujoco.name, "sb3", 0), "a record without the field was deterministic: MuJoCo's"
+    assert run.next_missing() == (atari.name, "sb3", 0), "--next trains the stale record again"
 
 
 def test_report_bootstrap_interval_covers_the_mean(learning: ModuleType) -> None:

@@ -67,43 +67,34 @@ def use_compile_cache() -> Path:
 
 
 class CompiledStep:
-    """``loss``'s gradient step on ``network`` with ``optimizer`` (Adam or AdamW), compiled as one program.
+    """``loss``'s gradient step on ``network`` with an Adam or AdamW optimizer, compiled as one program.
 
     Args:
-        network: the module whose parameters ``optimizer`` trains (every parameter must be in it).
+        network: the module whose parameters the optimizer trains (every parameter must be in it).
         loss: ``loss(forward, *batch)``, a scalar; ``forward(x)`` is ``network(x)`` with the traced
             weights. Anything else it calls (a target network under ``torch.no_grad``) is compiled in too.
-        optimizer: ``torch.optim.Adam``/``AdamW`` over ``network``'s parameters, one param group, no
-            amsgrad, maximize, capturable or differentiable mode; or Lightning's wrapper of one (what
-            ``self.optimizers()`` returns), whose step counters (``trainer.global_step``) then count the
-            steps as its ``step()`` would.
         max_grad_norm: clip the gradients by global norm first (as ``clip_grad_norm_``); None: no clipping.
 
-    Calling it with a batch runs one step and returns the loss (detached). The first call compiles.
+    ``step(optimizer, *batch)`` runs one step and returns the loss (detached). ``optimizer`` is a
+    ``torch.optim.Adam``/``AdamW`` over ``network``'s parameters (one param group; no amsgrad, maximize,
+    capturable or differentiable mode), or Lightning's wrapper of one (what ``self.optimizers()``
+    returns), whose step counters (``trainer.global_step``) then count the step as its ``step()`` would.
+    The program is compiled on the first call and reused for every later optimizer (each ``learn`` builds a
+    new one): its settings enter as values, its state and learning rate as tensors.
     """
 
-    def __init__(
-        self,
-        network: nn.Module,
-        loss: LossFunction,
-        optimizer: torch.optim.Optimizer,
-        max_grad_norm: float | None = None,
-    ) -> None:
+    def __init__(self, network: nn.Module, loss: LossFunction, max_grad_norm: float | None = None) -> None:
         self.network = network
         self.loss = loss
-        wrapped = getattr(optimizer, "optimizer", None)
-        self.counter = optimizer if wrapped is not None and has_step_counters(optimizer) else None
-        optimizer = wrapped if isinstance(wrapped, torch.optim.Optimizer) else optimizer
-        self.optimizer = optimizer
         self.max_grad_norm = None if max_grad_norm is None else float(max_grad_norm)
-        self.group = self._check_optimizer(optimizer, network)
-        self.names = [name for name, _ in network.named_parameters()]
-        self.params = [param for _, param in network.named_parameters()]
+        self.params = list(network.parameters())
+        self._checked: torch.optim.Optimizer | None = None
         self._lr: torch.Tensor | None = None
         self._program: Callable[..., torch.Tensor] | None = None
 
     @staticmethod
-    def _check_optimizer(optimizer: torch.optim.Optimizer, network: nn.Module) -> dict[str, Any]:
+    def check_optimizer(optimizer: torch.optim.Optimizer, network: nn.Module) -> None:
+        """Raise ``ConfigurationError`` (naming the fix) for an optimizer this step cannot compile."""
         name = type(optimizer).__name__
         if type(optimizer) not in (torch.optim.Adam, torch.optim.AdamW) or len(optimizer.param_groups) != 1:
             raise ConfigurationError(
@@ -127,11 +118,12 @@ class CompiledStep:
                 "compile=True needs the optimizer to train exactly the network's parameters; it trains "
                 f"{len(trained)} tensors, the network has {len(list(network.parameters()))}."
             )
-        return group
 
-    # Adam's state under torch's names, created as torch's first step would.
-    def _states(self) -> tuple[list[torch.Tensor], list[torch.Tensor], list[torch.Tensor]]:
-        state = self.optimizer.state
+    def _states(
+        self, optimizer: torch.optim.Optimizer
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor], list[torch.Tensor]]:
+        """Adam's state under torch's names, created as torch's first step would."""
+        state = optimizer.state
         for param in self.params:
             if not state.get(param):
                 state[param] = {
@@ -139,73 +131,84 @@ class CompiledStep:
                     "exp_avg": torch.zeros_like(param, memory_format=torch.preserve_format),
                     "exp_avg_sq": torch.zeros_like(param, memory_format=torch.preserve_format),
                 }
-        steps = [state[p]["step"] for p in self.params]
-        return (
-            steps,
-            [state[p]["exp_avg"] for p in self.params],
-            [state[p]["exp_avg_sq"] for p in self.params],
-        )
+        states = [state[p] for p in self.params]
+        return [s["step"] for s in states], [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states]
 
-    def _step(
-        self,
-        params: list[torch.Tensor],
-        steps: list[torch.Tensor],
-        exp_avgs: list[torch.Tensor],
-        exp_avg_sqs: list[torch.Tensor],
-        lr: torch.Tensor,
-        *batch: Any,
-    ) -> torch.Tensor:
-        """The pure step: gradients of the loss, clipping, Adam; writes params and state in place."""
-        names, network, group = self.names, self.network, self.group
-        decoupled = bool(group.get("decoupled_weight_decay", type(self.optimizer) is torch.optim.AdamW))
-        beta1, beta2 = group["betas"]
-        eps, weight_decay = float(group["eps"]), float(group["weight_decay"])
+    def _compile(self) -> Callable[..., torch.Tensor]:
+        """The pure step (gradients of the loss, clipping, Adam; params and state written in place),
+        compiled. It closes over the network, the loss and plain values only, so no guard depends on
+        which optimizer object is passed."""
+        network, loss_function, max_grad_norm = self.network, self.loss, self.max_grad_norm
+        names = [name for name, _ in network.named_parameters()]
 
-        def loss_of(weights: dict[str, torch.Tensor]) -> torch.Tensor:
-            def forward(*inputs: Any) -> torch.Tensor:
-                return torch.func.functional_call(network, weights, inputs)
+        def step(
+            params: list[torch.Tensor],
+            steps: list[torch.Tensor],
+            exp_avgs: list[torch.Tensor],
+            exp_avg_sqs: list[torch.Tensor],
+            lr: torch.Tensor,
+            settings: tuple[float, float, float, float, bool],
+            *batch: Any,
+        ) -> torch.Tensor:
+            beta1, beta2, eps, weight_decay, decoupled = settings
 
-            return self.loss(forward, *batch)
+            def loss_of(weights: dict[str, torch.Tensor]) -> torch.Tensor:
+                def forward(*inputs: Any) -> torch.Tensor:
+                    return torch.func.functional_call(network, weights, inputs)
 
-        grads_by_name, loss = torch.func.grad_and_value(loss_of)(dict(zip(names, params)))
-        grads = [grads_by_name[name] for name in names]
-        with torch.no_grad():
-            if self.max_grad_norm is not None:
-                norms = torch.stack([torch.linalg.vector_norm(g) for g in grads])
-                total = torch.linalg.vector_norm(norms)
-                scale = (self.max_grad_norm / (total + 1e-6)).clamp(max=1.0)
-                grads = [g * scale for g in grads]
-            for param, grad, step, exp_avg, exp_avg_sq in zip(params, grads, steps, exp_avgs, exp_avg_sqs):
-                if weight_decay != 0:
-                    if decoupled:
-                        param.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad + weight_decay * param
-                step.add_(1)
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                bias_correction1 = 1 - beta1**step
-                bias_correction2_sqrt = torch.sqrt(1 - beta2**step)
-                denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
-                param.sub_(lr * exp_avg / (bias_correction1 * denom))
-        return loss.detach()
+                return loss_function(forward, *batch)
 
-    def __call__(self, *batch: Any) -> torch.Tensor:
-        if self.counter is None:
-            return self._run(batch)
+            grads_by_name, loss = torch.func.grad_and_value(loss_of)(dict(zip(names, params)))
+            grads = [grads_by_name[name] for name in names]
+            with torch.no_grad():
+                if max_grad_norm is not None:
+                    norms = torch.stack([torch.linalg.vector_norm(g) for g in grads])
+                    total = torch.linalg.vector_norm(norms)
+                    scale = (max_grad_norm / (total + 1e-6)).clamp(max=1.0)
+                    grads = [g * scale for g in grads]
+                for param, grad, count, exp_avg, exp_avg_sq in zip(
+                    params, grads, steps, exp_avgs, exp_avg_sqs
+                ):
+                    if weight_decay != 0:
+                        if decoupled:
+                            param.mul_(1 - lr * weight_decay)
+                        else:
+                            grad = grad + weight_decay * param
+                    count.add_(1)
+                    exp_avg.lerp_(grad, 1 - beta1)
+                    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                    bias_correction1 = 1 - beta1**count
+                    bias_correction2_sqrt = torch.sqrt(1 - beta2**count)
+                    denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
+                    param.sub_(lr * exp_avg / (bias_correction1 * denom))
+            return loss.detach()
+
+        use_compile_cache()
+        return torch.compile(step, fullgraph=True, dynamic=False)
+
+    def __call__(self, optimizer: Any, *batch: Any) -> torch.Tensor:
+        wrapped = getattr(optimizer, "optimizer", None)
+        raw = wrapped if isinstance(wrapped, torch.optim.Optimizer) else optimizer
+        if raw is not self._checked:
+            self.check_optimizer(raw, self.network)
+            self._checked = raw
+        if wrapped is None or not has_step_counters(optimizer):
+            return self._run(raw, batch)
         loss: list[torch.Tensor] = []
-        count_optimizer_step(self.counter, lambda: loss.append(self._run(batch)))
+        count_optimizer_step(optimizer, lambda: loss.append(self._run(raw, batch)))
         return loss[0]
 
-    def _run(self, batch: tuple[Any, ...]) -> torch.Tensor:
-        steps, exp_avgs, exp_avg_sqs = self._states()
-        device = self.params[0].device
+    def _run(self, optimizer: torch.optim.Optimizer, batch: tuple[Any, ...]) -> torch.Tensor:
+        steps, exp_avgs, exp_avg_sqs = self._states(optimizer)
+        group = optimizer.param_groups[0]
         if self._lr is None:
-            self._lr = torch.zeros((), dtype=torch.float32, device=device)
-        self._lr.fill_(float(self.group["lr"]))
+            self._lr = torch.zeros((), dtype=torch.float32, device=self.params[0].device)
+        self._lr.fill_(float(group["lr"]))
+        beta1, beta2 = group["betas"]
+        decoupled = bool(group.get("decoupled_weight_decay", type(optimizer) is torch.optim.AdamW))
+        settings = (float(beta1), float(beta2), float(group["eps"]), float(group["weight_decay"]), decoupled)
         if self._program is None:
-            use_compile_cache()
-            self._program = torch.compile(self._step, fullgraph=True, dynamic=False)
+            self._program = self._compile()
         for param in self.params:  # the eager path leaves no stale gradient behind either (zero_grad)
             param.grad = None
-        return self._program(self.params, steps, exp_avgs, exp_avg_sqs, self._lr, *batch)
+        return self._program(self.params, steps, exp_avgs, exp_avg_sqs, self._lr, settings, *batch)

@@ -36,8 +36,9 @@ def _loss(forward, x, y):  # type: ignore[no-untyped-def]
 )
 def test_what_it_cannot_compile_is_refused_with_the_fix(optimizer, message) -> None:  # type: ignore[no-untyped-def]
     net = _net()
+    step = CompiledStep(net, _loss)
     with pytest.raises(ConfigurationError, match=message):
-        CompiledStep(net, _loss, optimizer(net.parameters()))
+        step(optimizer(net.parameters()), torch.zeros(4, 3), torch.zeros(4, 2))
 
 
 def test_the_cache_folder_is_the_users_and_an_explicit_choice_wins(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

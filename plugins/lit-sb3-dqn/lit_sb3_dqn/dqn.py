@@ -231,7 +231,7 @@ class DQN(OffPolicyAlgorithm):
         assert policy is not None and buffer is not None
         optimizer = self.optimizers()
         self.update_learning_rate(optimizer)
-        compiled = self.compiled_step(optimizer) if self.compile_update else None
+        compiled = self.compiled_step() if self.compile_update else None
         for _ in range(gradient_steps):
             data = buffer.sample(batch_size)
             discounts = data.discounts if data.discounts is not None else self.gamma
@@ -244,22 +244,18 @@ class DQN(OffPolicyAlgorithm):
                 data.next_observations,
             )
             if compiled is not None:
-                loss = compiled(*batch)
+                loss = compiled(optimizer, *batch)
             else:
                 loss = self.td_loss(policy.q_net, *batch)
                 self.optimizer_step(optimizer, loss, self.max_grad_norm)
             self.record("loss", loss)
         self.n_updates += gradient_steps
 
-    def compiled_step(self, optimizer: Any) -> CompiledStep:
-        """The compiled gradient step for this optimizer (built once per optimizer, compiled on first use)."""
-        step = self._compiled_step
-        raw = getattr(optimizer, "optimizer", optimizer)
-        if step is None or step.optimizer is not raw:
-            step = self._compiled_step = CompiledStep(
-                self.policy.q_net, self.td_loss, optimizer, self.max_grad_norm
-            )
-        return step
+    def compiled_step(self) -> CompiledStep:
+        """The compiled gradient step (built once, compiled on its first call, kept across ``learn`` calls)."""
+        if self._compiled_step is None or self._compiled_step.network is not self.policy.q_net:
+            self._compiled_step = CompiledStep(self.policy.q_net, self.td_loss, self.max_grad_norm)
+        return self._compiled_step
 
     def collect_metrics(self) -> dict[str, float]:
         return {**super().collect_metrics(), "rollout/exploration_rate": self.exploration_rate}

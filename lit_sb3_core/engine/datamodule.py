@@ -9,12 +9,16 @@ from typing import Any, Literal
 
 import lightning as L
 from gymnasium import spaces
-from gymnasium.vector import VectorEnv
+from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from lit_sb3_core.data.normalization import parse_normalize
 from lit_sb3_core.envs.atari import AtariPreset, atari_env_kwargs, parse_atari, require_atari
-from lit_sb3_core.envs.episodes import RecordInnerEpisodeStatistics, records_episodes
+from lit_sb3_core.envs.episodes import (
+    RecordInnerEpisodeStatistics,
+    RecordSameStepEpisodeStatistics,
+    records_episodes,
+)
 from lit_sb3_core.envs.guards import CheckFinite
 from lit_sb3_core.envs.make import EnvFactory, EnvSource, WrapperLike, make_vector_env
 from lit_sb3_core.envs.vector_envs import DEFAULT_STEP_TIMEOUT_S, check_step_timeout
@@ -201,7 +205,12 @@ class RLEnvDataModule(L.LightningDataModule):
                 env = CheckFinite(env, role="training")
             # Episode statistics come from recorders inside the sub-envs when there are any (Atari's sit
             # below the life-loss wrapper); otherwise the vector env's episodes are counted.
-            stats = RecordInnerEpisodeStatistics if records_episodes(env) else RecordEpisodeStatistics
+            # (SAME_STEP envs, every env built here: a recorder with fewer numpy calls per step.)
+            stats: type[RecordEpisodeStatistics] = RecordEpisodeStatistics
+            if records_episodes(env):
+                stats = RecordInnerEpisodeStatistics
+            elif env.metadata.get("autoreset_mode") == AutoresetMode.SAME_STEP:
+                stats = RecordSameStepEpisodeStatistics
             env = stats(env, buffer_length=EPISODE_STATS_WINDOW)
         else:
             n_envs = self.n_eval_envs if not isinstance(source, VectorEnv) else source.num_envs

@@ -11,14 +11,21 @@ life) are not counted.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from typing import Any
 
 import numpy as np
-from gymnasium.vector import VectorEnv
+from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
-__all__ = ["EpisodeStatistics", "RecordInnerEpisodeStatistics", "finished_episodes", "records_episodes"]
+__all__ = [
+    "EpisodeStatistics",
+    "RecordInnerEpisodeStatistics",
+    "RecordSameStepEpisodeStatistics",
+    "finished_episodes",
+    "records_episodes",
+]
 
 # An attribute only gymnasium's single-env RecordEpisodeStatistics has (found through the wrapper chain).
 _RECORDER_ATTRIBUTE = "length_queue"
@@ -65,6 +72,58 @@ class RecordInnerEpisodeStatistics(RecordEpisodeStatistics):
                 )  # the types gymnasium's own recorder queues
                 self.length_queue.append(np.int_(episode_length))
         return observations, rewards, terminations, truncations, infos
+
+
+class RecordSameStepEpisodeStatistics(RecordEpisodeStatistics):
+    """Gymnasium's vector ``RecordEpisodeStatistics`` for SAME_STEP vector envs (every training env here),
+    with the same queues, counters and ``info["episode"]``, in fewer numpy calls per step.
+
+    Gymnasium's ``step`` spends ~20 us per step on a 1-env CartPole (its ``np.sum`` over the done flags,
+    its checks of the autoreset mode): a third of the vector step. Here an ordinary step is two in-place
+    adds and one ``any``; a step where episodes end does what gymnasium's does.
+    """
+
+    def __init__(self, env: VectorEnv, buffer_length: int = 100, stats_key: str = "episode") -> None:
+        super().__init__(env, buffer_length=buffer_length, stats_key=stats_key)
+        if self._autoreset_mode != AutoresetMode.SAME_STEP:
+            raise ValueError(
+                f"RecordSameStepEpisodeStatistics needs a SAME_STEP vector env, got {self._autoreset_mode}: use "
+                "gymnasium.wrappers.vector.RecordEpisodeStatistics."
+            )
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        self.episode_returns += rewards
+        self.episode_lengths += 1
+        self.prev_dones = dones = np.logical_or(terminations, truncations)
+        if dones.any():
+            self._end_episodes(dones, infos)
+        return observations, rewards, terminations, truncations, infos
+
+    def _end_episodes(self, dones: np.ndarray, infos: dict[str, Any]) -> None:
+        """Queue the finished episodes and restart their counters (the envs were reset in this step)."""
+        key = self._stats_key
+        if key in infos or f"_{key}" in infos:
+            raise ValueError(
+                f"Attempted to add episode stats with key '{key}' but this key already exists in info: "
+                f"{list(infos.keys())}"
+            )
+        now = time.perf_counter()
+        seconds = np.round(now - self.episode_start_times, 6)
+        infos[key] = {
+            "r": np.where(dones, self.episode_returns, 0.0),
+            "l": np.where(dones, self.episode_lengths, 0),
+            "t": np.where(dones, seconds, 0.0),
+        }
+        infos[f"_{key}"] = dones
+        ended = np.flatnonzero(dones)
+        self.episode_count += len(ended)
+        self.time_queue.extend(seconds[ended])
+        self.return_queue.extend(self.episode_returns[ended])
+        self.length_queue.extend(self.episode_lengths[ended])
+        self.episode_returns[dones] = 0
+        self.episode_lengths[dones] = 0
+        self.episode_start_times[dones] = now
 
 
 def _recorder(env: Any) -> Any:

@@ -286,17 +286,24 @@ class _Watchdog:
 
     @contextlib.contextmanager
     def armed(self) -> Iterator[None]:
-        if not self.usable:
+        if not self.arm():
             yield
             return
-        if self._thread is None:
-            self._start()
-        self.fired = False
-        self.deadline = time.monotonic() + self.timeout
         try:
             yield
         finally:
             self.deadline = None
+
+    def arm(self) -> bool:
+        """Start the clock of one call (``armed`` without a generator: a sync step costs a few us less);
+        False where the watchdog cannot run. The caller sets ``deadline = None`` when the call returns."""
+        if not self.usable:
+            return False
+        if self._thread is None:
+            self._start()
+        self.fired = False
+        self.deadline = time.monotonic() + self.timeout
+        return True
 
     def _start(self) -> None:
         current = signal.getsignal(signal.SIGALRM)
@@ -360,11 +367,14 @@ class LitSyncVectorEnv(SyncVectorEnv):
 
     def step(self, actions: Any) -> Any:
         self.vector_steps += 1
+        watchdog = self._watchdog
         try:
-            if self._watchdog is None:
+            if watchdog is None or not watchdog.arm():
                 return super().step(actions)
-            with self._watchdog.armed():
+            try:
                 return super().step(actions)
+            finally:
+                watchdog.deadline = None
         except _StepDeadline as deadline:
             raise self._timeout("step", deadline) from None
         except Exception as exc:

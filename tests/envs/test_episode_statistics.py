@@ -11,7 +11,7 @@ import pytest
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from lit_sb3 import A2C, DQN, PPO, SAC
-from lit_sb3_core.envs.episodes import EpisodeStatistics
+from lit_sb3_core.envs.episodes import EpisodeStatistics, RecordSameStepEpisodeStatistics
 from lit_sb3_core.errors import ConfigurationError
 
 
@@ -34,6 +34,43 @@ def test_the_reader_finds_the_recorder_through_wrappers_and_windows_it() -> None
     assert EpisodeStatistics(env).window == 5
     stats.clear()
     assert EpisodeStatistics(env).returns == []
+
+
+def _same_step_envs(n_envs: int) -> gym.vector.SyncVectorEnv:
+    fns = [lambda: gym.make("CartPole-v1", max_episode_steps=15) for _ in range(n_envs)]
+    return gym.vector.SyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+
+
+def test_the_same_step_recorder_records_what_gymnasiums_does() -> None:
+    """Same infos, queues and counters as gymnasium's recorder over terminated and truncated episodes."""
+    ours = RecordSameStepEpisodeStatistics(_same_step_envs(3), buffer_length=7)
+    theirs = RecordEpisodeStatistics(_same_step_envs(3), buffer_length=7)
+    ours.reset(seed=3)
+    theirs.reset(seed=3)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(120):
+        actions = rng.integers(0, 2, size=3)
+        *_, our_infos = ours.step(actions)
+        *_, their_infos = theirs.step(actions)
+        assert ("episode" in our_infos) == ("episode" in their_infos)
+        if "episode" in their_infos:
+            ended += 1
+            np.testing.assert_array_equal(our_infos["_episode"], their_infos["_episode"])
+            for key in ("r", "l"):
+                np.testing.assert_array_equal(our_infos["episode"][key], their_infos["episode"][key])
+    assert ended > 5
+    assert ours.episode_count == theirs.episode_count
+    assert list(ours.return_queue) == list(theirs.return_queue) and ours.return_queue.maxlen == 7
+    assert list(ours.length_queue) == list(theirs.length_queue)
+    assert len(ours.time_queue) == len(theirs.time_queue)
+    np.testing.assert_array_equal(ours.episode_returns, theirs.episode_returns)
+    np.testing.assert_array_equal(ours.episode_lengths, theirs.episode_lengths)
+
+
+def test_the_same_step_recorder_refuses_next_step_envs() -> None:
+    with pytest.raises(ValueError, match="SAME_STEP"):
+        RecordSameStepEpisodeStatistics(gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")]))
 
 
 def test_an_env_without_a_recorder_reads_as_no_episodes() -> None:

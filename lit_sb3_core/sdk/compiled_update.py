@@ -1,0 +1,214 @@
+"""One gradient step as one compiled program: the loss, its gradients, clipping and the Adam update.
+
+Eager PyTorch dispatches every operator of an update from Python: a DQN step on CartPole is ~290 operator
+calls for ~0.2 ms of arithmetic (benchmarks/profiles.md). ``CompiledStep`` writes the whole step as one
+pure function of tensors (the network evaluated with ``torch.func.functional_call``, the gradients from
+``torch.func.grad_and_value``, clipping by global norm and Adam written as tensor operations) and compiles
+it with ``torch.compile(fullgraph=True)``: one call per gradient step, no graph breaks.
+
+What stays as it was: the parameters are updated in place (the networks, target updates and checkpoints see
+the same tensors), Adam's state lives in the optimizer's own ``state`` under torch's names (``step``,
+``exp_avg``, ``exp_avg_sq``), so ``optimizer.state_dict()`` and a resumed eager run read it as torch wrote it,
+and the learning rate is read from the optimizer's param group before every step (schedules work, without
+recompiling: it enters the program as a tensor). The arithmetic is Adam's; the results match the eager
+update within float rounding (tests/sdk/test_compiled_update.py).
+
+Compiling costs seconds to minutes (inductor generates and builds C++); inductor's caches are kept on disk
+in a user cache folder (``compile_cache_dir``: ``$LIT_SB3_COMPILE_CACHE``, else ``$XDG_CACHE_HOME/lit-sb3/
+torch-compile`` or ``~/.cache/lit-sb3/torch-compile``) so a second run of the same network compiles from the
+cache. ``TORCHINDUCTOR_CACHE_DIR`` set by the user wins.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from lit_sb3_core.engine.lightning_internals import count_optimizer_step, has_step_counters
+from lit_sb3_core.errors import ConfigurationError
+
+__all__ = ["CompiledStep", "compile_cache_dir", "use_compile_cache"]
+
+Forward = Callable[..., torch.Tensor]
+# loss(forward, *batch) -> scalar loss; ``forward(x)`` evaluates the trained network with the traced weights.
+LossFunction = Callable[..., torch.Tensor]
+
+
+def compile_cache_dir() -> Path:
+    """Where inductor's compiled programs are cached between runs (see the module docstring)."""
+    explicit = os.environ.get("LIT_SB3_COMPILE_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "lit-sb3" / "torch-compile"
+
+
+def use_compile_cache() -> Path:
+    """Point inductor's on-disk caches at ``compile_cache_dir()`` (unless ``TORCHINDUCTOR_CACHE_DIR`` is set)
+    and switch its FX-graph cache on; returns the folder in use."""
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    # torch writes its default (a folder in /tmp) into the variable the first time it asks: that one is
+    # replaced, a folder the user chose is kept.
+    chosen = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if chosen is None or os.path.abspath(chosen) == os.path.abspath(default_cache_dir()):
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(compile_cache_dir())
+    folder = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"])
+    folder.mkdir(parents=True, exist_ok=True)
+    import torch._inductor.config as inductor_config
+
+    inductor_config.fx_graph_cache = True
+    return folder
+
+
+class CompiledStep:
+    """``loss``'s gradient step on ``network`` with an Adam or AdamW optimizer, compiled as one program.
+
+    Args:
+        network: the module whose parameters the optimizer trains (every parameter must be in it).
+        loss: ``loss(forward, *batch)``, a scalar; ``forward(x)`` is ``network(x)`` with the traced
+            weights. Anything else it calls (a target network under ``torch.no_grad``) is compiled in too.
+        max_grad_norm: clip the gradients by global norm first (as ``clip_grad_norm_``); None: no clipping.
+
+    ``step(optimizer, *batch)`` runs one step and returns the loss (detached). ``optimizer`` is a
+    ``torch.optim.Adam``/``AdamW`` over ``network``'s parameters (one param group; no amsgrad, maximize,
+    capturable or differentiable mode), or Lightning's wrapper of one (what ``self.optimizers()``
+    returns), whose step counters (``trainer.global_step``) then count the step as its ``step()`` would.
+    The program is compiled on the first call and reused for every later optimizer (each ``learn`` builds a
+    new one): its settings enter as values, its state and learning rate as tensors.
+    """
+
+    def __init__(self, network: nn.Module, loss: LossFunction, max_grad_norm: float | None = None) -> None:
+        self.network = network
+        self.loss = loss
+        self.max_grad_norm = None if max_grad_norm is None else float(max_grad_norm)
+        self.params = list(network.parameters())
+        self._checked: torch.optim.Optimizer | None = None
+        self._lr: torch.Tensor | None = None
+        self._program: Callable[..., torch.Tensor] | None = None
+
+    @staticmethod
+    def check_optimizer(optimizer: torch.optim.Optimizer, network: nn.Module) -> None:
+        """Raise ``ConfigurationError`` (naming the fix) for an optimizer this step cannot compile."""
+        name = type(optimizer).__name__
+        if type(optimizer) not in (torch.optim.Adam, torch.optim.AdamW) or len(optimizer.param_groups) != 1:
+            raise ConfigurationError(
+                f"compile=True compiles Adam and AdamW updates with one parameter group; this optimizer is {name} "
+                f"with {len(optimizer.param_groups)} group(s). Use optimizer_class=torch.optim.Adam (the "
+                "default) or train with compile=False."
+            )
+        group = optimizer.param_groups[0]
+        unsupported = [
+            option for option in ("amsgrad", "maximize", "capturable", "differentiable") if group.get(option)
+        ]
+        if unsupported or isinstance(group["lr"], torch.Tensor):
+            what = ", ".join(unsupported) or "a tensor learning rate"
+            raise ConfigurationError(
+                f"compile=True does not compile Adam with {what}: drop it from optimizer_kwargs or train "
+                "with compile=False."
+            )
+        trained = {id(p) for p in group["params"]}
+        if trained != {id(p) for p in network.parameters()}:
+            raise ConfigurationError(
+                "compile=True needs the optimizer to train exactly the network's parameters; it trains "
+                f"{len(trained)} tensors, the network has {len(list(network.parameters()))}."
+            )
+
+    def _states(
+        self, optimizer: torch.optim.Optimizer
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor], list[torch.Tensor]]:
+        """Adam's state under torch's names, created as torch's first step would."""
+        state = optimizer.state
+        for param in self.params:
+            if not state.get(param):
+                state[param] = {
+                    "step": torch.zeros((), dtype=torch.float32, device=param.device),
+                    "exp_avg": torch.zeros_like(param, memory_format=torch.preserve_format),
+                    "exp_avg_sq": torch.zeros_like(param, memory_format=torch.preserve_format),
+                }
+        states = [state[p] for p in self.params]
+        return [s["step"] for s in states], [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states]
+
+    def _compile(self) -> Callable[..., torch.Tensor]:
+        """The pure step (gradients of the loss, clipping, Adam; params and state written in place),
+        compiled. It closes over the network, the loss and plain values only, so no guard depends on
+        which optimizer object is passed."""
+        network, loss_function, max_grad_norm = self.network, self.loss, self.max_grad_norm
+        names = [name for name, _ in network.named_parameters()]
+
+        def step(
+            params: list[torch.Tensor],
+            steps: list[torch.Tensor],
+            exp_avgs: list[torch.Tensor],
+            exp_avg_sqs: list[torch.Tensor],
+            lr: torch.Tensor,
+            settings: tuple[float, float, float, float, bool],
+            *batch: Any,
+        ) -> torch.Tensor:
+            beta1, beta2, eps, weight_decay, decoupled = settings
+
+            def loss_of(weights: dict[str, torch.Tensor]) -> torch.Tensor:
+                def forward(*inputs: Any) -> torch.Tensor:
+                    return torch.func.functional_call(network, weights, inputs)
+
+                return loss_function(forward, *batch)
+
+            grads_by_name, loss = torch.func.grad_and_value(loss_of)(dict(zip(names, params)))
+            grads = [grads_by_name[name] for name in names]
+            with torch.no_grad():
+                if max_grad_norm is not None:
+                    norms = torch.stack([torch.linalg.vector_norm(g) for g in grads])
+                    total = torch.linalg.vector_norm(norms)
+                    scale = (max_grad_norm / (total + 1e-6)).clamp(max=1.0)
+                    grads = [g * scale for g in grads]
+                for param, grad, count, exp_avg, exp_avg_sq in zip(
+                    params, grads, steps, exp_avgs, exp_avg_sqs
+                ):
+                    if weight_decay != 0:
+                        if decoupled:
+                            param.mul_(1 - lr * weight_decay)
+                        else:
+                            grad = grad + weight_decay * param
+                    count.add_(1)
+                    exp_avg.lerp_(grad, 1 - beta1)
+                    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                    bias_correction1 = 1 - beta1**count
+                    bias_correction2_sqrt = torch.sqrt(1 - beta2**count)
+                    denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
+                    param.sub_(lr * exp_avg / (bias_correction1 * denom))
+            return loss.detach()
+
+        use_compile_cache()
+        return torch.compile(step, fullgraph=True, dynamic=False)
+
+    def __call__(self, optimizer: Any, *batch: Any) -> torch.Tensor:
+        wrapped = getattr(optimizer, "optimizer", None)
+        raw = wrapped if isinstance(wrapped, torch.optim.Optimizer) else optimizer
+        if raw is not self._checked:
+            self.check_optimizer(raw, self.network)
+            self._checked = raw
+        if wrapped is None or not has_step_counters(optimizer):
+            return self._run(raw, batch)
+        loss: list[torch.Tensor] = []
+        count_optimizer_step(optimizer, lambda: loss.append(self._run(raw, batch)))
+        return loss[0]
+
+    def _run(self, optimizer: torch.optim.Optimizer, batch: tuple[Any, ...]) -> torch.Tensor:
+        steps, exp_avgs, exp_avg_sqs = self._states(optimizer)
+        group = optimizer.param_groups[0]
+        if self._lr is None:
+            self._lr = torch.zeros((), dtype=torch.float32, device=self.params[0].device)
+        self._lr.fill_(float(group["lr"]))
+        beta1, beta2 = group["betas"]
+        decoupled = bool(group.get("decoupled_weight_decay", type(optimizer) is torch.optim.AdamW))
+        settings = (float(beta1), float(beta2), float(group["eps"]), float(group["weight_decay"]), decoupled)
+        if self._program is None:
+            self._program = self._compile()
+        for param in self.params:  # the eager path leaves no stale gradient behind either (zero_grad)
+            param.grad = None
+        return self._program(self.params, steps, exp_avgs, exp_avg_sqs, self._lr, settings, *batch)

@@ -1,0 +1,94 @@
+"""``CompiledStep``: one gradient step as one compiled program, learning what the eager step learns.
+
+The equivalence runs compile with inductor (a C++ build: a minute of CPU cold, seconds from the on-disk
+cache), so they are marked slow; the argument checks and the cache folder run by default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from lit_sb3 import DQN
+from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.sdk import CompiledStep, compile_cache_dir
+from lit_sb3_core.sdk.compiled_update import use_compile_cache
+
+
+def _net() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+
+
+def _loss(forward, x, y):  # type: ignore[no-untyped-def]
+    return ((forward(x) - y) ** 2).mean()
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "message"),
+    [
+        (lambda p: torch.optim.SGD(p, lr=0.1), "Adam and AdamW"),
+        (lambda p: torch.optim.Adam(p, lr=0.1, amsgrad=True), "amsgrad"),
+        (lambda p: torch.optim.Adam(list(p)[:1], lr=0.1), "exactly the network's parameters"),
+    ],
+)
+def test_what_it_cannot_compile_is_refused_with_the_fix(optimizer, message) -> None:  # type: ignore[no-untyped-def]
+    net = _net()
+    step = CompiledStep(net, _loss)
+    with pytest.raises(ConfigurationError, match=message):
+        step(optimizer(net.parameters()), torch.zeros(4, 3), torch.zeros(4, 2))
+
+
+def test_the_cache_folder_is_the_users_and_an_explicit_choice_wins(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("LIT_SB3_COMPILE_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert compile_cache_dir() == tmp_path / "xdg" / "lit-sb3" / "torch-compile"
+    monkeypatch.setenv("LIT_SB3_COMPILE_CACHE", str(tmp_path / "mine"))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    assert use_compile_cache() == tmp_path / "mine" and (tmp_path / "mine").is_dir()
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))  # the user's own choice
+    assert use_compile_cache() == tmp_path / "inductor"
+
+
+def test_dqn_rejects_a_non_bool_compile() -> None:
+    with pytest.raises(ConfigurationError, match="compile"):
+        DQN("MlpPolicy", compile="yes")
+
+
+def _dqn(compile: bool) -> DQN:
+    return DQN(
+        "MlpPolicy",
+        "CartPole-v1",
+        learning_starts=100,
+        buffer_size=2_000,
+        train_freq=4,
+        target_update_interval=100,
+        learning_rate="lin_1e-3",
+        seed=0,
+        device="cpu",
+        compile=compile,
+    )
+
+
+@pytest.mark.slow
+def test_a_compiled_dqn_learns_the_weights_the_eager_one_learns() -> None:
+    """Same seed, 800 steps (175 gradient steps, two target updates, a decaying learning rate): the same
+    weights and Adam state within float rounding, and Lightning counted every step."""
+    eager, compiled = _dqn(False), _dqn(True)
+    eager.learn(800)
+    compiled.learn(800)
+    assert compiled.n_updates == eager.n_updates == 175
+    assert compiled.trainer.global_step == eager.trainer.global_step == 175
+    for (name, ours), (_, theirs) in zip(
+        compiled.policy.state_dict().items(), eager.policy.state_dict().items(), strict=True
+    ):
+        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-5, msg=name)
+    ours_state = compiled.optimizers().optimizer.state_dict()["state"]
+    theirs_state = eager.optimizers().optimizer.state_dict()["state"]
+    assert ours_state.keys() == theirs_state.keys()
+    for index, state in theirs_state.items():
+        assert set(ours_state[index]) == set(state)
+        torch.testing.assert_close(ours_state[index]["exp_avg"], state["exp_avg"], rtol=1e-3, atol=1e-6)
+        assert float(ours_state[index]["step"]) == float(state["step"]) == 175

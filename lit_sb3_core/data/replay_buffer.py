@@ -116,7 +116,7 @@ class ReplayBuffer:
     Args:
         buffer_size: transitions kept in total (divided among ``n_envs``: ``buffer_size // n_envs`` rows).
         observation_space / action_space: the environment's spaces (single env).
-        device: where sampled tensors go.
+        device: where sampled tensors go (``"auto"``: CUDA when there is one, else the CPU).
         n_envs: parallel environments feeding the buffer (one column each).
         optimize_memory_usage: store each observation once (next observation read from the next row).
         handle_timeout_termination: truncated episodes bootstrap (``done`` is termination only).

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from lit_sb3_core.sb3.distributions import (
+from lit_sb3_core.sb3.distribution_objects import (
     BernoulliDistribution,
     CategoricalDistribution,
     DiagGaussianDistribution,

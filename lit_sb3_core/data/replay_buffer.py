@@ -116,7 +116,7 @@ class ReplayBuffer:
     Args:
         buffer_size: transitions kept in total (divided among ``n_envs``: ``buffer_size // n_envs`` rows).
         observation_space / action_space: the environment's spaces (single env).
-        device: where sampled tensors go.
+        device: where sampled tensors go (``"auto"``: CUDA when there is one, else the CPU).
         n_envs: parallel environments feeding the buffer (one column each).
         optimize_memory_usage: store each observation once (next observation read from the next row).
         handle_timeout_termination: truncated episodes bootstrap (``done`` is termination only).
@@ -340,8 +340,16 @@ class ReplayBuffer:
         """
         rows = self._sample_rows(batch_size)
         envs = self.rng.integers(0, self.n_envs, size=batch_size) if self.n_envs > 1 else None
-        samples = self._get_samples(rows, envs)
+        return self.normalize_samples(self._get_samples(rows, envs), env)
+
+    def normalize_samples(self, samples: ReplaySamples, env: Any = None) -> ReplaySamples:
+        """``samples`` normalized by the ``VecNormalize`` ``env`` (unchanged when ``env`` is None)."""
         return samples if env is None else _normalized(samples, env)
+
+    @property
+    def samples_type(self) -> type[ReplaySamples]:
+        """The minibatch type: ``DictReplaySamples`` for a Dict observation space, else ``ReplaySamples``."""
+        return DictReplaySamples if self._is_dict else ReplaySamples
 
     def _sample_rows(self, batch_size: int) -> np.ndarray:
         if self.size() == 0:
@@ -392,8 +400,7 @@ class ReplayBuffer:
         dones = self.flat_dones[last_flat]
         if self.handle_timeout_termination:
             dones = dones - self.flat_timeouts[last_flat]  # timeouts are a subset of dones
-        samples_type = DictReplaySamples if self._is_dict else ReplaySamples
-        return samples_type(
+        return self.samples_type(
             observations=self.observations_to_torch(
                 {key: array[flat] for key, array in self.flat_observations.items()}
             ),

@@ -37,6 +37,7 @@ storage never join two episodes (SB3 does the same for memory-optimized buffers)
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -263,6 +264,15 @@ class OffPolicyAlgorithm(RLAlgorithm):
             if name in self.hparams:
                 self.hparams[name] = value
         self._replay_buffer_class = self._resolve_buffer_class(replay_buffer_class)
+        if self._replay_buffer_class is not None and self.n_steps > 1:
+            name = getattr(self._replay_buffer_class, "__name__", str(self._replay_buffer_class))
+            warnings.warn(
+                f"n_steps={self.n_steps} is ignored: replay_buffer_class={name} is built from "
+                "replay_buffer_kwargs only, as in SB3. Pass n_steps (and gamma) in replay_buffer_kwargs for "
+                "n-step returns from it, or drop replay_buffer_class.",
+                UserWarning,
+                stacklevel=2,
+            )
         self._ensure_replay_buffer()
 
     # configuration --------------------------------------------------------------------------------------
@@ -283,14 +293,15 @@ class OffPolicyAlgorithm(RLAlgorithm):
     def _make_replay_buffer(self, n_envs: int) -> ReplayBuffer:
         assert self.observation_space is not None and self.action_space is not None
         cls = self._replay_buffer_class
-        if cls is None:
+        kwargs: dict[str, Any] = {"optimize_memory_usage": self.optimize_memory_usage}
+        if cls is None:  # the default buffer takes the algorithm's n_steps; a class of the user's does not
             if isinstance(self.observation_space, spaces.Dict):
                 cls = DictReplayBuffer
             else:
                 cls = NStepReplayBuffer if self.n_steps > 1 else ReplayBuffer
-        kwargs: dict[str, Any] = {"optimize_memory_usage": self.optimize_memory_usage}
+            kwargs.update(n_steps=self.n_steps, gamma=self.gamma)
         if isinstance(cls, type) and issubclass(cls, ReplayBuffer):
-            kwargs.update(n_steps=self.n_steps, gamma=self.gamma, seed=self._rank_seed(1))
+            kwargs["seed"] = self._rank_seed(1)
         kwargs.update(self.replay_buffer_kwargs)
         try:
             return cls(

@@ -18,7 +18,7 @@ from torch import nn
 from torch.distributions import Categorical
 
 from lit_sb3_core.foundation.spaces import describe_space
-from lit_sb3_core.sb3.distributions import DistributionNotReadyError
+from lit_sb3_core.sb3.distribution_objects import DistributionNotReadyError
 from lit_sb3_ppo_mask.distributions import HUGE_NEG
 
 __all__ = [

@@ -284,8 +284,9 @@ class HerReplayBuffer(DictReplayBuffer):
         self._current_ep_len[:] = 0
 
     # sampling -------------------------------------------------------------------------------------------
-    def sample(self, batch_size: int) -> ReplaySamples:
-        """``batch_size`` transitions of finished episodes: real ones first, then ``her_ratio`` virtual ones."""
+    def sample(self, batch_size: int, env: Any = None) -> ReplaySamples:
+        """``batch_size`` transitions of finished episodes: real ones first, then ``her_ratio`` virtual ones
+        (normalized by ``env``, a ``VecNormalize``, when given)."""
         rows, envs = self._sample_transitions(batch_size)
         flat = rows * self.n_envs + envs
         assert self.flat_next_observations is not None  # optimize_memory_usage is refused
@@ -302,13 +303,14 @@ class HerReplayBuffer(DictReplayBuffer):
         dones = self.flat_dones[flat]
         if self.handle_timeout_termination:
             dones = dones - self.flat_timeouts[flat]  # timeouts are a subset of dones
-        return ReplaySamples(
+        samples = self.samples_type(
             observations=self.observations_to_torch(observations),
             actions=self.to_torch(self.flat_actions[flat]),
             next_observations=self.observations_to_torch(next_observations),
             dones=self.to_torch(dones.reshape(-1, 1)),
             rewards=self.to_torch(rewards.reshape(-1, 1)),
         )
+        return self.normalize_samples(samples, env)
 
     def _sample_transitions(self, batch_size: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows and envs of ``batch_size`` transitions drawn uniformly among finished episodes."""

@@ -17,7 +17,7 @@ import torch
 from gymnasium import spaces
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import DictReplayBuffer
+from lit_sb3_core.sdk import DictReplayBuffer, ReplaySamples
 from lit_sb3_her import BitFlippingEnv, GoalSelectionStrategy, HerReplayBuffer
 
 BOX = spaces.Box(-np.inf, np.inf, shape=(2,), dtype=np.float32)
@@ -362,3 +362,26 @@ def test_bad_arguments_are_refused(kwargs: dict, match: str) -> None:
 def test_observation_spaces_without_goals_are_refused(space: spaces.Space, match: str) -> None:
     with pytest.raises(ConfigurationError, match=match):
         HerReplayBuffer(10, space, ACTION_SPACE, env=Scorer())
+
+
+class _HalvingNormalizer:
+    """A stand-in for a VecNormalize: observations (dicts) and rewards halved."""
+
+    def normalize_obs(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {key: value / 2 for key, value in obs.items()}
+
+    def normalize_reward(self, reward: np.ndarray) -> np.ndarray:
+        return reward / 2
+
+
+def test_sample_is_dict_typed_and_normalized_by_an_env_as_sb3s() -> None:
+    buffer = make_buffer(env=Scorer(), goal_selection_strategy="episode")
+    fill(buffer, [[4, 6, 3, 2]])
+    state = buffer.rng.bit_generator.state
+    raw = buffer.sample(64)
+    buffer.rng.bit_generator.state = state
+    halved = buffer.sample(64, env=_HalvingNormalizer())
+    assert type(raw) is buffer.samples_type and buffer.samples_type is not ReplaySamples  # SB3's Dict samples
+    torch.testing.assert_close(halved.rewards, raw.rewards / 2)
+    for key in ("observation", "desired_goal"):
+        torch.testing.assert_close(halved.next_observations[key], raw.next_observations[key].float() / 2)

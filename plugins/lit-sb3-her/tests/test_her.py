@@ -287,8 +287,8 @@ def test_unsupported_buffer_options_fail_when_training_starts() -> None:
             10, env=BitFlippingEnv(n_bits=4)
         )
     with pytest.raises(ConfigurationError, match="n_steps=3"):
-        DQN("MultiInputPolicy", replay_buffer_class="her", n_steps=3, **SMALL).learn(
-            10, env=BitFlippingEnv(n_bits=4)
-        )
+        DQN(
+            "MultiInputPolicy", replay_buffer_class="her", replay_buffer_kwargs={"n_steps": 3}, **SMALL
+        ).learn(10, env=BitFlippingEnv(n_bits=4))
     with pytest.raises(ConfigurationError, match="needs Dict observations"):
         DQN(replay_buffer_class="her", **SMALL).learn(10, env="CartPole-v1")

@@ -18,7 +18,8 @@ A subclass sets ``algo_name`` (its registry name), ``policy_aliases`` and the su
 implements ``training_step`` (or, for on-policy methods, ``train_on_rollout``).
 
 This module holds what makes an algorithm (its spaces, policy, environments, counters and budget); the
-other concerns are parts of the class, one module each, next to this one:
+other concerns have a module each, next to this one: bases of the class where plugins override or call
+them, helpers the algorithm holds (with thin delegates where users call them) otherwise:
 
 ========================  =============================================================================
 ``prediction.py``         ``predict`` and the observation/action conversions around it

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from lit_sb3_core.engine.protocol import EvaluationEpisodes, EvaluationOptions
     from lit_sb3_core.foundation.schedules import Schedule
     from lit_sb3_core.sb3.model_logger import ModelLogger
-    from lit_sb3_core.sdk.metric_logging import MetricRecords
 
     PolicyT = TypeVar("PolicyT", covariant=True)
 
@@ -81,8 +80,7 @@ if TYPE_CHECKING:
         _learn_datamodule: RLEnvDataModule | None
         _restored_episode_stats: tuple[list[float], list[int]]
         default_log_interval: ClassVar[int]
-        _sb3_logger: ModelLogger  # the helpers RLAlgorithm holds
-        _metrics: MetricRecords
+        _sb3_logger: ModelLogger  # the SB3 logger RLAlgorithm holds (sb3/model_logger.py)
 
 else:
     AlgorithmPart = object

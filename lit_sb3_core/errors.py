@@ -34,6 +34,7 @@ __all__ = [
     "AmbiguousNameError",
     "CliError",
     "ConfigurationError",
+    "ConflictingOptionsError",
     "DisallowedNameError",
     "DuplicateNameError",
     "EnvError",
@@ -47,6 +48,7 @@ __all__ = [
     "RegistryError",
     "TargetImportError",
     "UnknownNameError",
+    "UnsupportedSpaceError",
 ]
 
 
@@ -225,6 +227,20 @@ class DisallowedNameError(ConfigurationError):
         self.value = value
         self.allowed = list(allowed)
         super().__init__(message, field=field)
+
+
+class ConflictingOptionsError(ConfigurationError, AssertionError):
+    """Two options that cannot be used together (``squash_output=True`` without ``use_sde=True``).
+
+    Also an ``AssertionError``, the type SB3 asserts these with, so code written against SB3 catches it.
+    """
+
+
+class UnsupportedSpaceError(ConfigurationError, AssertionError):
+    """A buffer or distribution given a space it does not store or model (a Box space to a Dict buffer).
+
+    Also an ``AssertionError``, the type SB3 asserts these with, so code written against SB3 catches it.
+    """
 
 
 class EnvError(LitSb3Error, ValueError):

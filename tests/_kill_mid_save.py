@@ -13,9 +13,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def kill_mid_save(folder: Path, script: str, *args: str, after: str | None = None) -> None:
-    """Run ``script`` (saving into ``folder`` in a loop after printing ``ready``) and SIGKILL it while a
-    temporary ``*.tmp`` file in ``folder`` is being written (and, with ``after``, once that file exists:
-    a kill during the first save would leave no earlier file to check)."""
+    """Run ``script`` (saving into ``folder`` in a loop after printing ``ready``) and SIGKILL it while it
+    writes a file in ``folder`` that is not yet in place (and, with ``after``, once that file exists: a kill
+    during the first save would leave no earlier file to check).
+
+    A write in progress is either an unnamed file (Linux's ``O_TMPFILE``, which the saver holds open and
+    ``/proc/<pid>/fd`` shows as ``<folder>/#<inode> (deleted)``) or a named temporary ``*.tmp``; either one
+    must already hold data, so the kill lands in the middle of writing it.
+    """
     child = subprocess.Popen(
         [sys.executable, "-c", script, *args],
         env={**os.environ, "PYTHONPATH": str(REPO)},
@@ -25,10 +30,7 @@ def kill_mid_save(folder: Path, script: str, *args: str, after: str | None = Non
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
         deadline = time.monotonic() + 120
-        while not (
-            (after is None or (folder / after).exists())
-            and any(p.name.endswith(".tmp") and p.stat().st_size for p in folder.iterdir())
-        ):
+        while not ((after is None or (folder / after).exists()) and writing_into(folder, child.pid)):
             assert child.poll() is None, "the saver died on its own"
             assert time.monotonic() < deadline, "no save in progress was seen"
             time.sleep(0.001)
@@ -38,3 +40,26 @@ def kill_mid_save(folder: Path, script: str, *args: str, after: str | None = Non
         if child.poll() is None:
             child.kill()
     assert child.returncode == -signal.SIGKILL
+
+
+def writing_into(folder: Path, pid: int) -> bool:
+    """Whether process ``pid`` holds a non-empty file in ``folder`` that has no name yet (or a ``*.tmp``)."""
+    if any(p.name.endswith(".tmp") and p.stat().st_size for p in folder.iterdir()):
+        return True
+    unnamed = f"{os.path.realpath(folder)}/#"
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if (
+                link.startswith(unnamed)
+                and link.endswith(" (deleted)")
+                and os.stat(f"/proc/{pid}/fd/{fd}").st_size
+            ):
+                return True
+        except OSError:
+            continue  # closed meanwhile
+    return False

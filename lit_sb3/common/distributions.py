@@ -1,15 +1,20 @@
-"""SB3's ``common.distributions``: lit-sb3's action distributions, under SB3's names."""
+"""SB3's ``common.distributions``: SB3's distribution objects (``DiagGaussianDistribution(action_dim)``,
+``proba_distribution_net``, ``proba_distribution``, ...) over lit-sb3's distribution values."""
 
 from __future__ import annotations
 
-from lit_sb3_core.nets.distributions import (
+from lit_sb3_core.sb3.distributions import (
     BernoulliDistribution,
     CategoricalDistribution,
     DiagGaussianDistribution,
     Distribution,
     MultiCategoricalDistribution,
+    SquashedDiagGaussianDistribution,
     StateDependentNoiseDistribution,
-    make_distribution,
+    TanhBijector,
+    kl_divergence,
+    make_proba_distribution,
+    sum_independent_dims,
 )
 
 __all__ = [
@@ -18,8 +23,10 @@ __all__ = [
     "DiagGaussianDistribution",
     "Distribution",
     "MultiCategoricalDistribution",
+    "SquashedDiagGaussianDistribution",
     "StateDependentNoiseDistribution",
+    "TanhBijector",
+    "kl_divergence",
     "make_proba_distribution",
+    "sum_independent_dims",
 ]
-
-make_proba_distribution = make_distribution  # SB3's name: the distribution for an action space

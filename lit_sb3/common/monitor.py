@@ -209,8 +209,11 @@ def _read_text(name: str) -> str:
                 f"{name} is {kind}, not a regular monitor file: load_results reads only files Monitor wrote. "
                 "Remove it or rename it so it does not end in monitor.csv."
             )
-        data = handle.read(MAX_MONITOR_BYTES + 1)
-    if len(data) > MAX_MONITOR_BYTES:
+        too_large = (
+            os.fstat(fd).st_size > MAX_MONITOR_BYTES
+        )  # refused unread; the bounded read catches growth
+        data = b"" if too_large else handle.read(MAX_MONITOR_BYTES + 1)
+    if too_large or len(data) > MAX_MONITOR_BYTES:
         raise LoadMonitorResultsError(
             f"{name} is larger than the {MAX_MONITOR_BYTES} bytes load_results reads from one monitor file."
         )

@@ -1,8 +1,8 @@
 """``stable_baselines3.common.type_aliases``: SB3's type names, and ``TrainFreq`` / ``TrainFrequencyUnit``.
 
 ``TrainFreq(4, TrainFrequencyUnit.STEP)`` is accepted as ``train_freq`` (the unit is a string enum, so it is
-stored as ``"step"``). The sample tuples are lit-sb3's (``RolloutBatch``, ``ReplaySamples``); their fields
-are named as lit-sb3's buffers return them.
+stored as ``"step"``). The sample tuples are lit-sb3's (``RolloutBatch``, ``ReplaySamples`` and their Dict
+subclasses); their fields are named as lit-sb3's buffers return them.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import gymnasium as gym
 import numpy as np
 import torch as th
 
-from lit_sb3_core.data.replay_buffer import ReplaySamples
+from lit_sb3_core.data.replay_buffer import DictReplaySamples, ReplaySamples
 from lit_sb3_core.data.rollout_buffer import RolloutBatch
+from lit_sb3_core.sb3.buffers import DictRolloutBatch
 from lit_sb3_core.sb3.vec_env import VecEnv
 
 __all__ = [
@@ -52,8 +53,10 @@ OptimizerStateDict = dict[str, Any]
 MaybeCallback = Any  # None, a callable, a callback or a list of callbacks
 PyTorchObs = Union[th.Tensor, TensorDict]  # noqa: UP007
 Schedule = Callable[[float], float]
-RolloutBufferSamples = DictRolloutBufferSamples = RolloutBatch
-ReplayBufferSamples = DictReplayBufferSamples = ReplaySamples
+RolloutBufferSamples = RolloutBatch
+DictRolloutBufferSamples = DictRolloutBatch
+ReplayBufferSamples = ReplaySamples
+DictReplayBufferSamples = DictReplaySamples
 
 
 class RolloutReturn(NamedTuple):

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 
 from lit_sb3_core.errors import CliError  # in the LitSb3Error tree; importable from here as before
 
 __all__ = ["CliError", "is_user_error", "report_error"]
+
+
+# A file could not be written for want of room or rights (ENOSPC, EDQUOT, EFBIG, EROFS, EACCES, EPERM).
+_DISK_ERRORS = {
+    getattr(errno, name, None) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EROFS", "EACCES", "EPERM")
+}
+_DISK_ERRORS.discard(None)
 
 
 def is_user_error(error: BaseException) -> bool:
@@ -15,6 +23,8 @@ def is_user_error(error: BaseException) -> bool:
 
     if isinstance(error, (LitSb3Error, FileNotFoundError)):
         return True
+    if isinstance(error, OSError) and error.filename is not None and error.errno in _DISK_ERRORS:
+        return True  # a full disk, a quota, a read-only folder: the message names the file
     # gymnasium's errors (an unknown env id, a missing optional dependency), without importing gymnasium.
     return type(error).__module__.startswith("gymnasium.error")
 

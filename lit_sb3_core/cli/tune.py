@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lit_sb3_core.cli.common import CliError
+from lit_sb3_core.foundation.files import write_atomically
 
 __all__ = ["configure", "run_tune", "sample_hyperparameters", "search_space_family"]
 
@@ -359,8 +360,8 @@ def _save_config(
         "model": {"class_path": f"{cls.__module__}.{cls.__qualname__}", "init_args": hyperparameters},
         "data": {"train_env": args.env, "n_envs": args.n_envs},
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
     header = (
         f"# Best of `lit-sb3 tune --algo {args.algo} --env {args.env}`; run: lit-sb3 fit --config {path}\n"
     )
-    path.write_text(header + yaml.safe_dump(config, sort_keys=False))
+    data = (header + yaml.safe_dump(config, sort_keys=False)).encode("utf-8")
+    write_atomically(path, lambda handle: handle.write(data))  # an existing config is replaced whole or kept

@@ -129,9 +129,9 @@ class ZooRun:
 
     def save_config(self, run: Path, saved: dict[str, Any]) -> None:
         params = run / self.env_name
-        (params / "config.yml").write_text(yaml.safe_dump(_plain(saved), sort_keys=True))
-        (params / "args.yml").write_text(yaml.safe_dump(_plain(vars(self.args)), sort_keys=True))
-        (params / "command.txt").write_text(self.command + "\n")
+        _write_text(params / "config.yml", yaml.safe_dump(_plain(saved), sort_keys=True))
+        _write_text(params / "args.yml", yaml.safe_dump(_plain(vars(self.args)), sort_keys=True))
+        _write_text(params / "command.txt", self.command + "\n")
 
     def loggers(self, run: Path) -> list[Logger]:
         args = self.args
@@ -288,6 +288,12 @@ def _accelerator(device: str) -> str:
     if key not in mapping:
         raise CliError(f"--device {device!r}: use auto, cpu, cuda (gpu) or mps.")
     return mapping[key]
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all (``lit-sb3 enjoy`` and rl-zoo3 read these files back)."""
+    data = text.encode("utf-8")
+    write_atomically(path, lambda handle: handle.write(data))
 
 
 def _plain(values: dict[str, Any]) -> dict[str, Any]:

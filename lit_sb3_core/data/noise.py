@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.checks import check_positive_int
 
 __all__ = [
     "ActionNoise",
@@ -70,9 +71,7 @@ class ActionNoise(ABC):
         if np.any(self.sigma < 0):
             raise ConfigurationError(f"Action noise sigma must be non-negative, got {sigma!r}.")
         self.shape = np.broadcast_shapes(self.mean.shape, self.sigma.shape)
-        if isinstance(n_envs, bool) or not isinstance(n_envs, (int, np.integer)) or n_envs < 1:
-            raise ConfigurationError(f"Action noise n_envs must be a positive integer, got {n_envs!r}.")
-        self.n_envs = int(n_envs)
+        self.n_envs = check_positive_int("Action noise n_envs", n_envs)
         self.rng = np.random.default_rng(seed)
 
     def seed(self, seed: int | None) -> None:

@@ -36,12 +36,12 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.errors import ConfigurationError, UnsupportedSpaceError
 from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
 from lit_sb3_core.foundation.files import write_atomically
 from lit_sb3_core.foundation.spaces import action_dim, describe_space, space_from_json, space_to_json
 
-__all__ = ["DictReplayBuffer", "NStepReplayBuffer", "ReplayBuffer", "ReplaySamples"]
+__all__ = ["DictReplayBuffer", "DictReplaySamples", "NStepReplayBuffer", "ReplayBuffer", "ReplaySamples"]
 
 _FORMAT = 1
 _HEADER = "__lit_sb3_replay_buffer__"
@@ -60,6 +60,13 @@ class ReplaySamples(NamedTuple):
     dones: torch.Tensor
     rewards: torch.Tensor
     discounts: torch.Tensor | None = None
+
+
+class DictReplaySamples(ReplaySamples):
+    """``ReplaySamples`` whose observations are dicts of tensors (a Dict observation space): its own type, as
+    SB3's ``DictReplayBufferSamples`` is, so code can tell the two apart with ``isinstance``."""
+
+    __slots__ = ()
 
 
 def _space_bytes(space: spaces.Space) -> int:
@@ -86,9 +93,21 @@ def _obs_arrays(space: spaces.Space, rows: int, n_envs: int) -> dict[str, np.nda
     return {"": np.zeros((rows, n_envs, *(space.shape or ())), dtype=space.dtype)}
 
 
+def _sb3_layout(arrays: dict[str, np.ndarray], is_dict: bool) -> Any:
+    """The keyed arrays as SB3 exposes them: the one array of a non-Dict space, else the dict itself."""
+    return arrays if is_dict else arrays[""]
+
+
 def _action_dtype(space: spaces.Space) -> np.dtype:
     dtype = np.dtype(space.dtype) if space.dtype is not None else np.dtype(np.float32)
-    return np.dtype(np.float32) if dtype == np.float64 else dtype
+    return np.dtype(ReplayBuffer._maybe_cast_dtype(dtype))
+
+
+def buffer_device(device: torch.device | str) -> torch.device:
+    """The device sampled tensors go to: ``"auto"`` is CUDA when there is one, else the CPU (as SB3's)."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
 
 
 class ReplayBuffer:
@@ -131,15 +150,25 @@ class ReplayBuffer:
             )
         self.observation_space = observation_space
         self.action_space = action_space
-        self.device = torch.device(device)
+        self.device = buffer_device(device)
         self.optimize_memory_usage = bool(optimize_memory_usage)
         self.handle_timeout_termination = bool(handle_timeout_termination)
         self.action_dim = action_dim(action_space)
         self._is_dict = isinstance(observation_space, spaces.Dict)
         self._discrete_obs = isinstance(observation_space, spaces.Discrete)
         size, n = self.buffer_size, self.n_envs
-        self.observations = _obs_arrays(observation_space, size, n)
-        self.next_observations = None if optimize_memory_usage else _obs_arrays(observation_space, size, n)
+        # One array per key ("" for a non-Dict space); ``observations`` / ``next_observations`` are the same
+        # arrays in SB3's layout: one array, or a dict of arrays for a Dict space.
+        self.observation_arrays = _obs_arrays(observation_space, size, n)
+        self.next_observation_arrays = (
+            None if optimize_memory_usage else _obs_arrays(observation_space, size, n)
+        )
+        self.observations = _sb3_layout(self.observation_arrays, self._is_dict)
+        self.next_observations = (
+            None
+            if self.next_observation_arrays is None
+            else _sb3_layout(self.next_observation_arrays, self._is_dict)
+        )
         self.actions = np.zeros((size, n, self.action_dim), dtype=_action_dtype(action_space))
         self.rewards = np.zeros((size, n), dtype=np.float32)
         self.dones = np.zeros((size, n), dtype=np.float32)
@@ -151,11 +180,13 @@ class ReplayBuffer:
         self.full = False
         self.rng = np.random.default_rng(seed)
         # Views with (row, env) flattened into one axis: sampling indexes each array once.
-        self.flat_observations = {key: a.reshape(-1, *a.shape[2:]) for key, a in self.observations.items()}
+        self.flat_observations = {
+            key: a.reshape(-1, *a.shape[2:]) for key, a in self.observation_arrays.items()
+        }
         self.flat_next_observations = (
             None
-            if self.next_observations is None
-            else {key: a.reshape(-1, *a.shape[2:]) for key, a in self.next_observations.items()}
+            if self.next_observation_arrays is None
+            else {key: a.reshape(-1, *a.shape[2:]) for key, a in self.next_observation_arrays.items()}
         )
         self.flat_actions = self.actions.reshape(-1, self.action_dim)
         self.flat_rewards = self.rewards.reshape(-1)
@@ -179,6 +210,11 @@ class ReplayBuffer:
                 "optimize_memory_usage=True).",
                 field="buffer_size",
             )
+
+    @staticmethod
+    def _maybe_cast_dtype(dtype: Any) -> Any:
+        """The dtype actions are stored as: float64 becomes float32 (what the networks train on), as SB3's."""
+        return np.float32 if np.dtype(dtype) == np.float64 else dtype
 
     # size -----------------------------------------------------------------------------------------------
     def size(self) -> int:
@@ -231,11 +267,11 @@ class ReplayBuffer:
             truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in truncated])
             terminated = terminated & ~truncated
         truncated = np.zeros_like(terminated) if truncated is None else np.asarray(truncated, dtype=bool)
-        self._write_obs(self.observations, pos, obs)
-        if self.next_observations is not None:
-            self._write_obs(self.next_observations, pos, next_obs)
+        self._write_obs(self.observation_arrays, pos, obs)
+        if self.next_observation_arrays is not None:
+            self._write_obs(self.next_observation_arrays, pos, next_obs)
         else:
-            self._write_obs(self.observations, (pos + 1) % self.buffer_size, next_obs)
+            self._write_obs(self.observation_arrays, (pos + 1) % self.buffer_size, next_obs)
         self.actions[pos] = np.asarray(action).reshape(self.n_envs, self.action_dim)
         self.rewards[pos] = reward
         ended = terminated | truncated
@@ -262,7 +298,7 @@ class ReplayBuffer:
     def _keep_final(self, row: int, env: int, next_obs: Any) -> None:
         assert self._has_final is not None
         if self._is_dict:
-            value = {key: np.array(next_obs[key][env]) for key in self.observations}
+            value = {key: np.array(next_obs[key][env]) for key in self.observation_arrays}
         else:
             value = {
                 "": np.array(
@@ -287,18 +323,25 @@ class ReplayBuffer:
         if self._has_final is not None and self.handle_timeout_termination:
             following = (row + 1) % self.buffer_size
             for env in open_envs:
-                value = {key: np.array(array[following, env]) for key, array in self.observations.items()}
+                value = {
+                    key: np.array(array[following, env]) for key, array in self.observation_arrays.items()
+                }
                 self._final_obs[(row, int(env))] = value
                 self._has_final[row, env] = True
         self.dones[row, open_envs] = 1.0
         self.timeouts[row, open_envs] = 1.0
 
     # sampling -------------------------------------------------------------------------------------------
-    def sample(self, batch_size: int) -> ReplaySamples:
-        """A minibatch of ``batch_size`` transitions drawn uniformly, with replacement."""
+    def sample(self, batch_size: int, env: Any = None) -> ReplaySamples:
+        """A minibatch of ``batch_size`` transitions drawn uniformly, with replacement.
+
+        ``env``: a ``VecNormalize`` (SB3's argument) whose current statistics normalize the sampled
+        observations and rewards, for buffers that store the original, unnormalized values.
+        """
         rows = self._sample_rows(batch_size)
         envs = self.rng.integers(0, self.n_envs, size=batch_size) if self.n_envs > 1 else None
-        return self._get_samples(rows, envs)
+        samples = self._get_samples(rows, envs)
+        return samples if env is None else _normalized(samples, env)
 
     def _sample_rows(self, batch_size: int) -> np.ndarray:
         if self.size() == 0:
@@ -349,7 +392,8 @@ class ReplayBuffer:
         dones = self.flat_dones[last_flat]
         if self.handle_timeout_termination:
             dones = dones - self.flat_timeouts[last_flat]  # timeouts are a subset of dones
-        return ReplaySamples(
+        samples_type = DictReplaySamples if self._is_dict else ReplaySamples
+        return samples_type(
             observations=self.observations_to_torch(
                 {key: array[flat] for key, array in self.flat_observations.items()}
             ),
@@ -400,16 +444,16 @@ class ReplayBuffer:
         obs_rows = rows + 1 if (self.optimize_memory_usage and not self.full) else rows
         obs_rows = min(obs_rows, self.buffer_size)
         arrays: dict[str, np.ndarray] = {}
-        for key, array in self.observations.items():
+        for key, array in self.observation_arrays.items():
             arrays[f"observations.{key}"] = array[:obs_rows]
-        if self.next_observations is not None:
-            for key, array in self.next_observations.items():
+        if self.next_observation_arrays is not None:
+            for key, array in self.next_observation_arrays.items():
                 arrays[f"next_observations.{key}"] = array[:rows]
         arrays["actions"] = self.actions[:rows]
         arrays["rewards"] = self.rewards[:rows]
         arrays["dones"] = self.dones[:rows]
         arrays["timeouts"] = self.timeouts[:rows]
-        for key in self.observations:
+        for key in self.observation_arrays:
             values = [self._final_obs[k][key] for k in self._final_obs]
             if values:
                 arrays[f"final_obs.{key}"] = np.stack(values)
@@ -420,13 +464,14 @@ class ReplayBuffer:
         for name, array in arrays.items():
             group, _, key = name.partition(".")
             if group in ("observations", "next_observations"):
-                store = getattr(self, group)
+                store = self.observation_arrays if group == "observations" else self.next_observation_arrays
+                assert store is not None  # _check_stored found a target for the array
                 store[key][: len(array)] = array
             elif group in ("actions", "rewards", "dones", "timeouts"):
                 getattr(self, group)[: len(array)] = array
         for i, (row, env) in enumerate(header.get("final_keys", [])):
             self._final_obs[(row, env)] = {
-                key: np.array(arrays[f"final_obs.{key}"][i]) for key in self.observations
+                key: np.array(arrays[f"final_obs.{key}"][i]) for key in self.observation_arrays
             }
             assert self._has_final is not None
             self._has_final[row, env] = True
@@ -442,8 +487,8 @@ class ReplayBuffer:
         file of a subclass, such as HER's, loads into its base class).
         """
         return {
-            **{f"observations.{k}": a for k, a in self.observations.items()},
-            **{f"next_observations.{k}": a for k, a in (self.next_observations or {}).items()},
+            **{f"observations.{k}": a for k, a in self.observation_arrays.items()},
+            **{f"next_observations.{k}": a for k, a in (self.next_observation_arrays or {}).items()},
             "actions": self.actions,
             "rewards": self.rewards,
             "dones": self.dones,
@@ -453,7 +498,7 @@ class ReplayBuffer:
     def _check_stored(self, header: dict[str, Any], arrays: dict[str, np.ndarray], source: str) -> None:
         """What a file or checkpoint holds fits this buffer: array shapes and dtypes, positions."""
         stores = self.storage_targets()
-        finals = {f"final_obs.{k}": a for k, a in self.observations.items()}
+        finals = {f"final_obs.{k}": a for k, a in self.observation_arrays.items()}
         for name, array in arrays.items():
             store = stores.get(name)
             if store is None and name in finals:
@@ -615,11 +660,34 @@ class DictReplayBuffer(ReplayBuffer):
 
     def __init__(self, buffer_size: int, observation_space: spaces.Space, *args: Any, **kwargs: Any) -> None:
         if not isinstance(observation_space, spaces.Dict):
-            raise ConfigurationError(
-                f"DictReplayBuffer needs a Dict observation space, got {describe_space(observation_space)}; "
+            raise UnsupportedSpaceError(
+                f"DictReplayBuffer must be used with Dict obs space only, got {describe_space(observation_space)}; "
                 "use ReplayBuffer."
             )
         super().__init__(buffer_size, observation_space, *args, **kwargs)
+
+
+def _normalized(samples: ReplaySamples, env: Any) -> ReplaySamples:
+    """``samples`` with observations and rewards normalized by the VecNormalize ``env``."""
+
+    def observations(value: Any) -> Any:
+        if isinstance(value, dict):
+            arrays = {key: tensor.cpu().numpy() for key, tensor in value.items()}
+            normalized = env.normalize_obs(arrays)
+            return {key: _as_tensor_like(normalized[key], value[key]) for key in value}
+        return _as_tensor_like(env.normalize_obs(value.cpu().numpy()), value)
+
+    rewards = _as_tensor_like(env.normalize_reward(samples.rewards.cpu().numpy()), samples.rewards)
+    return samples._replace(
+        observations=observations(samples.observations),
+        next_observations=observations(samples.next_observations),
+        rewards=rewards,
+    )
+
+
+def _as_tensor_like(array: np.ndarray, like: torch.Tensor) -> torch.Tensor:
+    """Normalized values are float32, on the device of the tensor they replace."""
+    return torch.as_tensor(np.asarray(array, dtype=np.float32), device=like.device)
 
 
 _MAX_INFLATION = 200

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 import lightning as L
+from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
@@ -15,7 +16,7 @@ from lit_sb3_core.data.normalization import parse_normalize
 from lit_sb3_core.envs.atari import AtariPreset, atari_env_kwargs, parse_atari, require_atari
 from lit_sb3_core.envs.episodes import RecordInnerEpisodeStatistics, records_episodes
 from lit_sb3_core.envs.guards import CheckFinite
-from lit_sb3_core.envs.make import EnvSource, WrapperLike, make_vector_env
+from lit_sb3_core.envs.make import EnvFactory, EnvSource, WrapperLike, make_vector_env
 from lit_sb3_core.envs.vector_envs import DEFAULT_STEP_TIMEOUT_S, check_step_timeout
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.checks import check_positive_int
@@ -23,7 +24,7 @@ from lit_sb3_core.sb3.vec_env_views import find_vec_wrapper
 
 Stage = Literal["fit", "validate", "test", "predict"]
 
-__all__ = ["RLEnvDataModule"]
+__all__ = ["RLEnvDataModule", "env_spaces", "probe_spaces"]
 
 _log = logging.getLogger(__name__)
 
@@ -313,3 +314,29 @@ def _is_factory(source: Any) -> bool:
     import gymnasium as gym
 
     return isinstance(source, str) or (callable(source) and not isinstance(source, (gym.Env, VectorEnv)))
+
+
+def probe_spaces(env: Any) -> tuple[spaces.Space, spaces.Space]:
+    """The (single-env) observation and action spaces of an env source: an id or factory is built once,
+    with a datamodule's kwargs and wrappers (they may change the spaces), read and closed."""
+    env_kwargs: dict[str, Any] = {}
+    wrappers: list[Any] = []
+    if isinstance(env, RLEnvDataModule):
+        source = env.source("fit")
+        if isinstance(source, str) or callable(source):
+            env_kwargs, wrappers = env.env_recipe(source)
+        env = source
+    if isinstance(env, str) or (callable(env) and not hasattr(env, "observation_space")):
+        probe = EnvFactory(env, env_kwargs, wrappers)()
+        try:
+            return env_spaces(probe)
+        finally:
+            probe.close()
+    return env_spaces(env)
+
+
+def env_spaces(env: Any) -> tuple[spaces.Space, spaces.Space]:
+    """The single-env observation and action spaces of an Env or VectorEnv."""
+    if isinstance(env, VectorEnv):
+        return env.single_observation_space, env.single_action_space
+    return env.observation_space, env.action_space

@@ -40,13 +40,15 @@ on, so an upgrade breaks loudly here rather than quietly in a training loop.
     file itself, so it cannot be given an already validated checkpoint.
 
 ``attached_trainer`` is not an exception: it asks the public ``LightningModule.trainer`` property (which
-raises when the module is attached to no Trainer) instead of reading ``module._trainer``.
+raises when the module is attached to no Trainer) instead of reading ``module._trainer``. Neither are
+``trainer_callbacks`` and ``trainer_profiler``: public Trainer attributes that Lightning sets in its
+connectors, where type checkers do not see them; they are read, typed, here once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import lightning as L
 from lightning.pytorch.core.saving import _default_map_location, _load_state
@@ -69,6 +71,8 @@ __all__ = [
     "migrate_checkpoint",
     "module_from_checkpoint",
     "set_validation_interval",
+    "trainer_callbacks",
+    "trainer_profiler",
 ]
 
 HOOK_NAME_ATTRIBUTE = "_current_fx_name"
@@ -81,6 +85,17 @@ def attached_trainer(module: L.LightningModule) -> L.Trainer | None:
         return module.trainer
     except RuntimeError:
         return None
+
+
+def trainer_callbacks(trainer: L.Trainer) -> list[L.Callback]:
+    """``trainer.callbacks``, typed (Lightning sets it in a connector, out of type checkers' sight)."""
+    callbacks: list[L.Callback] = cast(Any, trainer).callbacks
+    return callbacks
+
+
+def trainer_profiler(trainer: L.Trainer) -> Any:
+    """``trainer.profiler``, typed (Lightning sets it in a connector, out of type checkers' sight)."""
+    return cast(Any, trainer).profiler
 
 
 def has_step_counters(optimizer: LightningOptimizer) -> bool:

@@ -587,7 +587,9 @@ def load_model(
     check_named_classes(cls, hyperparameters, source, "hyperparameters.")
     model = _rebuild(cls, hyperparameters, source)
     if env is not None:
-        env_obs, env_act = model.probe_spaces(env)
+        from lit_sb3_core.engine.datamodule import probe_spaces
+
+        env_obs, env_act = probe_spaces(env)
         if env_obs != observation_space or env_act != action_space:
             raise refuse(
                 source,

@@ -97,9 +97,12 @@ class RLProgressBar(TQDMProgressBar):
     def get_metrics(self, trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, Any]:
         metrics = {k: v for k, v in super().get_metrics(trainer, pl_module).items() if k != "v_num"}
         metrics.pop("rollout/ep_rew_mean", None)
-        shown = getattr(pl_module, "progress_bar_metrics", None)
-        if callable(shown):
-            metrics.update(shown())
+        record = getattr(pl_module, "last_metrics", None)  # an RLAlgorithm's most recent metric record
+        if isinstance(record, dict):
+            if "time/fps" in record:
+                metrics["fps"] = int(record["time/fps"])
+            if "rollout/ep_rew_mean" in record:
+                metrics["ep_rew_mean"] = f"{record['rollout/ep_rew_mean']:.1f}"
         return metrics
 
 

@@ -80,10 +80,6 @@ class RLModel(Protocol):
         """Environment steps one iteration takes with ``n_envs`` envs in total (``None``: it varies)."""
         ...
 
-    def probe_spaces(self, env: Any) -> tuple[Any, Any]:
-        """The (observation, action) spaces of ``env`` (an id, Env, factory, VectorEnv or datamodule)."""
-        ...
-
     def build_policy(self, observation_space: Any, action_space: Any) -> None:
         """Create the policy for these spaces."""
         ...

@@ -35,6 +35,7 @@ from gymnasium.wrappers import (
 )
 
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.checks import check_int, check_number
 
 __all__ = [
     "ATARI_DEFAULTS",
@@ -139,11 +140,14 @@ def parse_atari(atari: bool | dict[str, Any] | None) -> dict[str, Any] | None:
     for key in ("noop_max", "frame_skip", "screen_size", "frame_stack"):
         value = options[key]
         low = 0 if key in ("noop_max", "frame_stack") else 1
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ConfigurationError(f"atari option {key} must be an integer >= {low}, got {value!r}.")
-    p = options["action_repeat_probability"]
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p < 1.0:
-        raise ConfigurationError(f"atari option action_repeat_probability must be in [0, 1), got {p!r}.")
+        options[key] = check_int(f"atari option {key}", value, minimum=low)
+    check_number(
+        "atari option action_repeat_probability",
+        options["action_repeat_probability"],
+        minimum=0.0,
+        maximum=1.0,
+        exclusive_maximum=True,
+    )
     return options
 
 

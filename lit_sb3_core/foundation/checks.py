@@ -76,6 +76,7 @@ def check_number(
     minimum: float | None = None,
     maximum: float | None = None,
     exclusive_minimum: bool = False,
+    exclusive_maximum: bool = False,
     allow_none: bool = False,
 ) -> Any:
     """``value`` as a ``float`` if it is a finite number within the bounds (NaN and infinity are refused).
@@ -85,6 +86,7 @@ def check_number(
         value: What was given.
         minimum / maximum: Inclusive bounds (``None``: unbounded).
         exclusive_minimum: ``value`` must be strictly above ``minimum``.
+        exclusive_maximum: ``value`` must be strictly below ``maximum``.
         allow_none: ``None`` is accepted (and returned) too.
     """
     if value is None and allow_none:
@@ -94,14 +96,14 @@ def check_number(
         and isinstance(value, (int, float, np.integer, np.floating))
         and math.isfinite(value)
         and (minimum is None or (value > minimum if exclusive_minimum else value >= minimum))
-        and (maximum is None or value <= maximum)
+        and (maximum is None or (value < maximum if exclusive_maximum else value <= maximum))
     )
     if not ok:
         bounds = []
         if minimum is not None:
             bounds.append(f"{'>' if exclusive_minimum else '>='} {minimum:g}")
         if maximum is not None:
-            bounds.append(f"<= {maximum:g}")
+            bounds.append(f"{'<' if exclusive_maximum else '<='} {maximum:g}")
         wanted = "a finite number" + (f" {' and '.join(bounds)}" if bounds else "")
         raise ConfigurationError(f"{name} must be {wanted}{_or_none(allow_none)}, got {value!r}.", field=name)
     return float(value)

@@ -1,15 +1,17 @@
 """Atomic file writes (a save that fails or is killed never destroys the file it replaces), and run folders.
 
-Every file lit-sb3 writes (model files, replay buffers, Lightning checkpoints) goes through
-:func:`write_atomically`: the data goes to a temporary file in the target's own folder (same filesystem,
-so the final rename is atomic), is flushed and fsynced, then renamed over the target, and the folder is
-fsynced so the rename itself survives a power cut. A failed write (a full disk, an exception, Ctrl+C)
-removes its temporary and leaves the previous file as it was.
+Every file lit-sb3 writes (model files, replay buffers, Lightning checkpoints, VecNormalize statistics,
+evaluation files, run configurations) goes through :func:`write_atomically`: the data goes to a new file in
+the target's own folder (same filesystem, so the final rename is atomic), is flushed and fsynced, then renamed
+over the target, and the folder is fsynced so the rename itself survives a power cut. A failed write (a full
+disk, an exception, Ctrl+C) removes what it wrote and leaves the previous file as it was.
 
-A save killed outright (``kill -9``, a crash of the machine) cannot clean up after itself. Its temporary
-is named ``.<target name>.<pid>.<random>.tmp`` (an export's ``.<stem>.partial-<pid>.<suffix>``); the next
-successful write into that folder removes the temporaries of processes that no longer run, so a killed save
-leaves nothing that outlives the next one.
+A save killed outright (``kill -9``, the OOM killer) cannot clean up after itself, so on Linux the data is
+written to an *unnamed* file (``O_TMPFILE``): the kernel frees it with the killed process, and it gets a name
+only once it is whole, for the microseconds between linking it and renaming it over the target. Where the
+filesystem has no unnamed files (NFS, some FUSE mounts, macOS, Windows) the data goes to a named temporary,
+``.<target name>.<pid>.<random>.tmp``. Either way (and for an export's ``.<stem>.partial-<pid>.<suffix>``) the
+next successful write into that folder removes the temporaries of processes that no longer run.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
+import secrets
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -27,38 +30,95 @@ __all__ = ["next_run_id", "remove_stale_temporaries", "write_atomically"]
 _TEMPORARY = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")
 # What an export writes before its rename (``.policy.partial-<pid>.onnx``, see engine/export.py).
 _PARTIAL_EXPORT = re.compile(r"^\..+\.partial-(\d+)(\.[^.]+)?$")
+# False once naming an unnamed file failed in this process (no /proc): named temporaries from then on.
+_UNNAMED_FILES = True
 
 
-def write_atomically(target: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
+def write_atomically(target: str | Path, write: Callable[[IO[bytes]], object]) -> Path:
     """Write ``target`` through ``write(handle)`` so that it is either the new file or the old one.
 
     Args:
         target: The file to (re)place; its folder is created if needed.
-        write: Called with a binary file handle open on the temporary file.
+        write: Called once with a binary file handle open on the new, not yet visible file (what it
+            returns is ignored).
 
     Returns:
         ``target`` as a ``Path``.
 
     Raises:
-        Whatever ``write`` or the filesystem raises (``OSError`` with ``ENOSPC`` on a full disk); the
-        temporary is removed first and ``target`` is untouched.
+        Whatever ``write`` or the filesystem raises (``OSError`` with ``ENOSPC`` on a full disk, naming
+        ``target``); what was written is removed first and ``target`` is untouched.
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = _write_unnamed(target, write) or _write_named(target, write)
+        try:
+            os.replace(temporary, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        # fsync and write failures name no file: name the one being written ("[Errno 28] No space left on
+        # device: 'logs/evaluations.npz'"). OSError(errno, ...) is the subclass the errno maps to.
+        raise OSError(exc.errno, exc.strerror, str(target)) from exc
+    _fsync_folder(target.parent)
+    remove_stale_temporaries(target.parent)
+    return target
+
+
+def _temporary_beside(target: Path) -> Path:
+    """``.<target name>.<pid>.<random>.tmp``: the name :func:`remove_stale_temporaries` recognises."""
+    return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+
+
+def _write_unnamed(target: Path, write: Callable[[IO[bytes]], object]) -> Path | None:
+    """Write an unnamed file in ``target``'s folder and name it once it is whole; ``None`` (and nothing
+    written) where the platform or the filesystem has no unnamed files, or they cannot be named."""
+    global _UNNAMED_FILES
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not _UNNAMED_FILES:
+        return None
+    try:
+        fd = os.open(target.parent, flag | os.O_RDWR, 0o666)  # the umask applies, as to open(path, "wb")
+    except OSError:  # EOPNOTSUPP (NFS, FUSE), EISDIR or EINVAL (kernels before 3.11)
+        return None
+    temporary = _temporary_beside(target)
+    with os.fdopen(fd, "w+b") as handle:
+        write(handle)
+        handle.flush()
+        os.fsync(fd)
+        folder = os.open(target.parent, os.O_RDONLY)
+        try:
+            # linkat(AT_SYMLINK_FOLLOW) of /proc/self/fd/N: the documented way to name an O_TMPFILE file
+            # without privileges (a dir fd makes os.link call linkat, not link, which would not follow).
+            os.link(f"/proc/self/fd/{fd}", temporary.name, dst_dir_fd=folder, follow_symlinks=True)
+        except OSError:  # no /proc (some sandboxes): copy what was written, named temporaries from now on
+            _UNNAMED_FILES = False
+            handle.seek(0)
+            return _write_named(target, lambda named: shutil.copyfileobj(handle, named))
+        finally:
+            os.close(folder)
+    return temporary
+
+
+def _write_named(target: Path, write: Callable[[IO[bytes]], object]) -> Path:
+    """Write a named temporary beside ``target`` and return it (removed again if the write fails)."""
+    temporary = _temporary_beside(target)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
             write(handle)
             handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
+            os.fsync(fd)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
+            os.unlink(temporary)
         raise
-    _fsync_folder(target.parent)
-    remove_stale_temporaries(target.parent)
-    return target
+    return temporary
 
 
 def remove_stale_temporaries(folder: str | Path) -> list[Path]:

@@ -20,7 +20,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.errors import ConfigurationError, ConflictingOptionsError
 from lit_sb3_core.foundation.spaces import (
     ObsPreprocessor,
     channels_first_space,
@@ -193,7 +193,9 @@ class ActorCriticPolicy(PolicyAPI, nn.Module):
                 f"use_sde=True (gSDE) needs Box actions; got {describe_space(action_space)}. Drop use_sde."
             )
         if squash_output and not use_sde:
-            raise ConfigurationError("squash_output=True is only available with gSDE: pass use_sde=True too.")
+            raise ConflictingOptionsError(
+                "squash_output=True is only available with gSDE: pass use_sde=True too."
+            )
         self.observation_space = observation_space
         self.action_space = action_space
         self.normalize_images = normalize_images

@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import torch
@@ -287,6 +287,8 @@ class QNetwork(nn.Module):
         activation_fn: activation class.
     """
 
+    mode_free: ClassVar[bool] = True  # see lit_sb3_core.nets.torch_layers.ignores_training_mode
+
     def __init__(
         self,
         features_extractor: BaseFeaturesExtractor,
@@ -323,6 +325,8 @@ class ContinuousCritic(nn.Module):
         n_critics: number of Q networks.
         share_features_extractor: the extractor belongs to the actor.
     """
+
+    mode_free: ClassVar[bool] = True  # see lit_sb3_core.nets.torch_layers.ignores_training_mode
 
     def __init__(
         self,
@@ -444,6 +448,8 @@ class SquashedGaussianActor(nn.Module):
         clip_mean: gSDE only: clip the Gaussian's mean to [-clip_mean, clip_mean] before tanh (a Hardtanh
             after ``mu``, against numerical trouble from saturated tanh); 0 disables it.
     """
+
+    mode_free: ClassVar[bool] = True  # see lit_sb3_core.nets.torch_layers.ignores_training_mode
 
     log_std: Any  # an nn.Linear head, or gSDE's log-std Parameter
 
@@ -573,6 +579,8 @@ class DeterministicActor(nn.Module):
         net_arch: hidden layer sizes.
         activation_fn: activation class.
     """
+
+    mode_free: ClassVar[bool] = True  # see lit_sb3_core.nets.torch_layers.ignores_training_mode
 
     def __init__(
         self,

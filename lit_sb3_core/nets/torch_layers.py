@@ -9,6 +9,8 @@ same here. Extractors receive the space the network sees: channel-last images ar
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import torch
 from gymnasium import spaces
 from torch import nn
@@ -24,10 +26,19 @@ __all__ = [
     "NatureCNN",
     "NetArch",
     "hook_free",
+    "ignores_training_mode",
     "plain_forward",
 ]
 
 NetArch = list[int] | dict[str, list[int]] | None
+
+
+def ignores_training_mode(cls: type) -> bool:
+    """Whether ``cls`` itself declares ``mode_free = True``: its forward ignores ``training`` (no dropout, no
+    batch statistics), so switching the mode need not touch it. A subclass declares it again for itself:
+    it may add a layer that reads the mode."""
+    return vars(cls).get("mode_free", False) is True
+
 
 # (kernel, stride) of NatureCNN's convolutions: the smallest image it accepts follows from these.
 _NATURE_CONVS = ((8, 4), (4, 2), (3, 1))
@@ -57,6 +68,8 @@ class BaseFeaturesExtractor(nn.Module):
 
 class FlattenExtractor(BaseFeaturesExtractor):
     """The identity on flat vectors (images and matrices are flattened): what MlpPolicy uses."""
+
+    mode_free: ClassVar[bool] = True  # see ignores_training_mode
 
     def __init__(self, observation_space: spaces.Space) -> None:
         if isinstance(observation_space, spaces.Dict):
@@ -96,6 +109,8 @@ class NatureCNN(BaseFeaturesExtractor):
         normalized_image: the images are already floats in a normalised range: only the shape is checked.
             The policy sets it when ``normalize_images=False``.
     """
+
+    mode_free: ClassVar[bool] = True  # see ignores_training_mode
 
     def __init__(
         self, observation_space: spaces.Space, features_dim: int = 512, normalized_image: bool = False
@@ -139,6 +154,8 @@ class CombinedExtractor(BaseFeaturesExtractor):
         cnn_output_dim: features from each image key's CNN (SB3's default 256 keeps the network small).
         normalized_image: treat every 3-D Box as an already-normalised image (see ``NatureCNN``).
     """
+
+    mode_free: ClassVar[bool] = True  # see ignores_training_mode
 
     def __init__(
         self, observation_space: spaces.Space, cnn_output_dim: int = 256, normalized_image: bool = False

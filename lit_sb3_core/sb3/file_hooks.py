@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from lit_sb3_core.errors import ModelFileError
 from lit_sb3_core.sb3.model_zip import NotReadable, SB3Fields, SB3File, load_sb3_model
 
 if TYPE_CHECKING:
@@ -76,21 +75,6 @@ class SB3FileHooks:
     ) -> Any:
         """Load an SB3 / sb3-contrib model file (what ``load`` does when given one)."""
         return load_sb3_model(path, cls, env, device, custom_objects, print_system_info, **kwargs)
-
-    @classmethod
-    def sb3_policy_alias(cls, fields: SB3Fields) -> str:
-        """The policy alias for the file's ``policy_class``."""
-        name = fields.class_name("policy_class")
-        module = fields.class_module("policy_class")
-        alias = cls.sb3_policy_classes.get(f"{module}.{name}", cls.sb3_policy_classes.get(name))
-        if alias is None:
-            known = ", ".join(sorted(cls.sb3_policy_classes)) or "none"
-            raise NotReadable(
-                f"its policy class is {module + '.' if module else ''}{name}, which {cls.__name__} does not "
-                f"rebuild (it reads {known}). Load the file with the algorithm it was trained with, or pass "
-                "custom_objects={'policy_class': 'MlpPolicy'} (or a policy class) when the weights fit that policy"
-            )
-        return alias
 
     @classmethod
     def hyperparameters_from_sb3(cls, fields: SB3Fields) -> dict[str, Any]:
@@ -169,31 +153,3 @@ class SB3FileHooks:
             if isinstance(value, torch.Tensor) and f"policy.{name}" in ours:
                 state[f"policy.{name}"] = value
         return state
-
-    def load_sb3_state(self, state: dict[str, torch.Tensor], path: str) -> None:
-        """Load ``state`` into the model: every policy weight must be there, and nothing else."""
-        ours = self.state_dict()  # type: ignore[attr-defined]
-        unexpected = sorted(k for k in state if k not in ours)
-        missing = sorted(k for k in ours if k.startswith("policy.") and k not in state)
-        name = type(self).__name__
-        if unexpected or missing:
-            details = []
-            if unexpected:
-                details.append(f"weights {name} has no place for: {unexpected[:8]}")
-            if missing:
-                details.append(f"{name} weights the file does not have: {missing[:8]}")
-            raise ModelFileError(
-                f"The weights in the SB3 file {path!r} do not fit {name}'s policy ({'; '.join(details)}). Was "
-                f"it trained with another algorithm or policy_kwargs?"
-            )
-        mismatched = [
-            f"{k}: file {tuple(v.shape)}, model {tuple(ours[k].shape)}"
-            for k, v in state.items()
-            if tuple(v.shape) != tuple(ours[k].shape)
-        ]
-        if mismatched:
-            raise ModelFileError(
-                f"The weights in the SB3 file {path!r} have other shapes than {name}'s policy: {mismatched[:6]}."
-            )
-        with torch.no_grad():
-            self.load_state_dict(state, strict=False)  # type: ignore[attr-defined]

@@ -7,54 +7,61 @@ is SB3's (:class:`lit_sb3_core.sb3.logger.Logger`): its outputs are the trainer'
 next dump, with the iteration's own metrics. Attributes only Lightning's loggers have (``experiment``,
 ``log_metrics``, ``log_dir``) are forwarded to the first of them; ``model.loggers`` stays Lightning's list.
 ``set_logger(configure(folder, formats))`` replaces it, as in SB3.
+
+:class:`ModelLogger` is a helper the algorithm holds (``RLAlgorithm._sb3_logger``); ``logger``,
+``set_logger`` and ``dump_logs`` are the algorithm's delegates to it.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lit_sb3_core.sb3.logger import HumanOutputFormat, Logger, output_for
 
-__all__ = ["SB3Logging"]
+if TYPE_CHECKING:
+    import lightning as L
+
+__all__ = ["ModelLogger"]
 
 
-class SB3Logging:
-    """The ``logger`` / ``set_logger`` / ``dump_logs`` part of an algorithm (a base of ``RLAlgorithm``)."""
+class ModelLogger:
+    """One algorithm's SB3 logger: the one ``set_logger`` gave, or a default over its Lightning loggers."""
 
-    _custom_logger: Logger | None = None
-    _default_logger: Logger | None = None
+    def __init__(self, algorithm: L.LightningModule) -> None:
+        self.algorithm = algorithm
+        self.custom: Logger | None = None  # the logger set_logger gave (it replaces tensorboard_log)
+        self._default: Logger | None = None
 
     @property
-    def logger(self) -> Any:  # SB3's Logger (typed Any: it replaces LightningModule's logger property)
+    def logger(self) -> Logger:
         """SB3's logger: ``record``, ``record_mean``, ``dump``; Lightning's logger attributes forwarded."""
-        if self._custom_logger is not None:
-            return self._custom_logger
-        if self._default_logger is None:
-            object.__setattr__(self, "_default_logger", Logger(None, self._default_outputs()))
-        return self._default_logger
+        if self.custom is not None:
+            return self.custom
+        if self._default is None:
+            self._default = Logger(None, self._default_outputs())
+        return self._default
 
     def set_logger(self, logger: Logger) -> None:
-        """Log to ``logger`` (e.g. ``configure(folder, ["stdout", "csv", "tensorboard"])``) from now on; it
-        replaces ``tensorboard_log`` and ``verbose``'s printing, as in SB3."""
+        """Log to ``logger`` from now on (see ``RLAlgorithm.set_logger``)."""
         if not isinstance(logger, Logger):
             raise TypeError(
                 f"set_logger takes a logger from lit_sb3.common.logger.configure(...), got {type(logger).__name__}. "
                 "Lightning loggers go to RLTrainer(logger=...)."
             )
-        object.__setattr__(self, "_custom_logger", logger)
+        self.custom = logger
 
     def _default_outputs(self) -> list[Any]:
-        outputs: list[Any] = [output_for(logger) for logger in self.loggers]  # type: ignore[attr-defined]
-        if getattr(self, "verbose", 0) >= 1:
+        outputs: list[Any] = [output_for(logger) for logger in self.algorithm.loggers]
+        if getattr(self.algorithm, "verbose", 0) >= 1:
             outputs.append(HumanOutputFormat(sys.stdout))
         return outputs
 
-    def refresh_logger_outputs(self) -> None:
+    def refresh_outputs(self) -> None:
         """Point the default logger at the current run's Lightning loggers (called when training starts)."""
         self.logger  # noqa: B018 -- creates the default logger
-        if self._default_logger is not None:
-            self._default_logger.output_formats = self._default_outputs()
+        if self._default is not None:
+            self._default.output_formats = self._default_outputs()
 
     def write_record(self, record: dict[str, Any], step: int) -> dict[str, Any]:
         """Record ``record`` and dump everything recorded since the last dump; returns what was written."""
@@ -65,18 +72,14 @@ class SB3Logging:
         logger.dump(step)
         return written
 
-    def dump_logs(self, print_them: bool = False) -> bool:
-        """Write the latest metrics again now (SB3's ``dump_logs``; ``LogEveryNTimesteps`` calls it).
-
-        ``print_them`` also prints them as SB3's table when the logger does not print already.
-        Returns whether there was anything to write.
-        """
-        record = dict(getattr(self, "_last_metrics", {}) or {})
+    def dump_logs(self, record: dict[str, float], step: int, print_them: bool = False) -> bool:
+        """Write ``record`` (the latest metrics) again now; ``print_them`` also prints it as SB3's table when
+        the logger does not print already. Returns whether there was anything to write."""
         if not record:
             return False
         logger = self.logger
         prints = any(isinstance(o, HumanOutputFormat) and o.file is sys.stdout for o in logger.output_formats)
         if print_them and not prints:
-            HumanOutputFormat(sys.stdout).write(record, {}, int(getattr(self, "num_timesteps", 0)))
-        self.write_record(record, int(getattr(self, "num_timesteps", 0)))
+            HumanOutputFormat(sys.stdout).write(record, {}, step)
+        self.write_record(record, step)
         return True

@@ -575,7 +575,7 @@ def load_sb3_model(
     """Build ``cls`` (an algorithm class) from an SB3 model file: hyperparameters, spaces and weights.
 
     ``cls`` provides the mapping through class methods (``hyperparameters_from_sb3``,
-    ``sb3_policy_alias``, ``state_dict_from_sb3``; defaults in ``lit_sb3_core.sb3.file_hooks``).
+    ``state_dict_from_sb3``; defaults in ``lit_sb3_core.sb3.file_hooks``) and ``sb3_policy_classes``.
     ``kwargs`` override hyperparameters, as in ``load`` of lit-sb3 files.
     """
     given = str(path)
@@ -591,11 +591,13 @@ def load_sb3_model(
     fields = SB3Fields(file, dict(custom_objects or {}))
     env_obs = env_act = None
     if env is not None:
-        env_obs, env_act = cls.probe_spaces(env)
+        from lit_sb3_core.engine.datamodule import probe_spaces
+
+        env_obs, env_act = probe_spaces(env)
     observation_space = _file_space(fields, "observation_space", env_obs, given)
     action_space = _file_space(fields, "action_space", env_act, given)
     try:
-        policy = fields.custom_objects.get("policy_class") or cls.sb3_policy_alias(fields)
+        policy = fields.custom_objects.get("policy_class") or _policy_alias(cls, fields)
         hyperparameters = cls.hyperparameters_from_sb3(fields)
     except NotReadable as exc:
         raise ModelFileError(f"{given!r}: {exc}.") from None
@@ -628,12 +630,56 @@ def load_sb3_model(
         state = cls.state_dict_from_sb3(file, model)
     except NotReadable as exc:
         raise ModelFileError(f"{given!r}: {exc}.") from None
-    model.load_sb3_state(state, given)
+    _load_sb3_state(model, state, given)
     model.num_timesteps = num_timesteps
     model.sb3_file_info = {"sb3_version": file.sb3_version, "unread": dict(fields.unread)}
     if env is not None:
         model.set_env(env)
     return model
+
+
+def _policy_alias(cls: Any, fields: SB3Fields) -> str:
+    """The policy alias for the file's ``policy_class``."""
+    name = fields.class_name("policy_class")
+    module = fields.class_module("policy_class")
+    alias = cls.sb3_policy_classes.get(f"{module}.{name}", cls.sb3_policy_classes.get(name))
+    if alias is None:
+        known = ", ".join(sorted(cls.sb3_policy_classes)) or "none"
+        raise NotReadable(
+            f"its policy class is {module + '.' if module else ''}{name}, which {cls.__name__} does not "
+            f"rebuild (it reads {known}). Load the file with the algorithm it was trained with, or pass "
+            "custom_objects={'policy_class': 'MlpPolicy'} (or a policy class) when the weights fit that policy"
+        )
+    return alias
+
+
+def _load_sb3_state(model: Any, state: dict[str, torch.Tensor], path: str) -> None:
+    """Load ``state`` into the model: every policy weight must be there, and nothing else."""
+    ours = model.state_dict()
+    unexpected = sorted(k for k in state if k not in ours)
+    missing = sorted(k for k in ours if k.startswith("policy.") and k not in state)
+    name = type(model).__name__
+    if unexpected or missing:
+        details = []
+        if unexpected:
+            details.append(f"weights {name} has no place for: {unexpected[:8]}")
+        if missing:
+            details.append(f"{name} weights the file does not have: {missing[:8]}")
+        raise ModelFileError(
+            f"The weights in the SB3 file {path!r} do not fit {name}'s policy ({'; '.join(details)}). Was "
+            f"it trained with another algorithm or policy_kwargs?"
+        )
+    mismatched = [
+        f"{k}: file {tuple(v.shape)}, model {tuple(ours[k].shape)}"
+        for k, v in state.items()
+        if tuple(v.shape) != tuple(ours[k].shape)
+    ]
+    if mismatched:
+        raise ModelFileError(
+            f"The weights in the SB3 file {path!r} have other shapes than {name}'s policy: {mismatched[:6]}."
+        )
+    with torch.no_grad():
+        model.load_state_dict(state, strict=False)
 
 
 def _check_net_arch_fits(policy_kwargs: Any, policy_state: dict[str, torch.Tensor], given: str) -> None:
@@ -654,11 +700,25 @@ def _check_net_arch_fits(policy_kwargs: Any, policy_state: dict[str, torch.Tenso
     ]
     dims = {n for tensor in policy_state.values() for n in tensor.shape}
     for field_name, size in sizes:
-        if isinstance(size, int) and not isinstance(size, bool) and size not in dims:
+        if size is None:
+            continue
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ModelFileError(
+                f"{given!r}: {field_name} must be a positive integer, got {size!r:.80}. The policy was not built."
+            )
+        if size not in dims:
             raise ModelFileError(
                 f"{given!r}: {field_name} is {size}, but no weight in policy.pth has that size: the file's data "
                 "does not describe its weights (damaged or tampered with). The policy was not built."
             )
+    layers = kwargs.get("n_lstm_layers")
+    found = sum(1 for key in policy_state if re.fullmatch(r"lstm_actor\.weight_ih_l\d+", key))
+    if layers is not None and (isinstance(layers, bool) or not isinstance(layers, int) or layers != found):
+        raise ModelFileError(
+            f"{given!r}: data.policy_kwargs.n_lstm_layers is {layers!r:.80}, but policy.pth holds {found} LSTM "
+            "layer(s): the file's data does not describe its weights (damaged or tampered with). The policy was "
+            "not built."
+        )
     arch = kwargs.get("net_arch")
     widths: list[Any] = []
     pending = [arch]

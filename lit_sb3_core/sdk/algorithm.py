@@ -24,11 +24,11 @@ other concerns are parts of the class, one module each, next to this one:
 ``prediction.py``         ``predict`` and the observation/action conversions around it
 ``optimization.py``       optimizers and ``optimizer_step`` through Lightning's public API
 ``fast_path.py``          the speed-only shortcuts (plain attributes, recorded train/eval flags, direct steps)
-``metric_logging.py``     ``log_iteration``, ``should_log``, ``last_metrics``
-``evaluation_step.py``    ``validation_step``/``test_step`` (evaluation episodes through Lightning's loops)
+``metric_logging.py``     the metric records behind ``log_iteration``, ``should_log``, ``last_metrics`` (a helper)
+``sb3/model_logger.py``   SB3's ``logger`` behind ``logger``, ``set_logger``, ``dump_logs`` (a helper)
+``evaluation_step.py``    the evaluation episodes behind ``validation_step``/``test_step`` (a helper)
 ``sb3_glue.py``           SB3's ``learn``, ``get_env``/``set_env``, parameters, ``save``/``load``
-``policy_export.py``      ``export`` (ONNX, TorchScript, torch.export) and ``export_policy_module``
-``checkpoint_state.py``   what Lightning checkpoints carry besides the weights
+``checkpoint_state.py``   what Lightning checkpoints carry besides the weights (functions the hooks call)
 ========================  =============================================================================
 """
 
@@ -39,6 +39,7 @@ import inspect
 import logging
 import random
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import lightning as L
@@ -49,7 +50,9 @@ from gymnasium.vector import VectorEnv
 from lightning.pytorch.utilities.parsing import AttributeDict
 
 from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer
-from lit_sb3_core.engine.lightning_internals import attached_trainer
+from lit_sb3_core.engine.datamodule import env_spaces, probe_spaces
+from lit_sb3_core.engine.exporters import DeterministicPolicy, PolicyModule, export_policy
+from lit_sb3_core.engine.lightning_internals import attached_trainer, trainer_callbacks
 from lit_sb3_core.envs.episodes import EpisodeStatistics
 from lit_sb3_core.errors import ConfigurationError, UnknownNameError
 from lit_sb3_core.foundation.schedules import Schedule, checked_schedule, make_schedule
@@ -60,13 +63,13 @@ from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sb3.attributes import SB3Attributes
 from lit_sb3_core.sb3.callbacks import RLCallback
 from lit_sb3_core.sb3.file_hooks import SB3FileHooks
-from lit_sb3_core.sb3.model_logger import SB3Logging
-from lit_sb3_core.sdk.checkpoint_state import CheckpointState
-from lit_sb3_core.sdk.evaluation_step import EvaluationSteps
+from lit_sb3_core.sb3.logger import Logger
+from lit_sb3_core.sb3.model_logger import ModelLogger
+from lit_sb3_core.sdk.checkpoint_state import read_checkpoint_state, write_checkpoint_state
+from lit_sb3_core.sdk.evaluation_step import Evaluation
 from lit_sb3_core.sdk.fast_path import FastPath
-from lit_sb3_core.sdk.metric_logging import MetricLogging
+from lit_sb3_core.sdk.metric_logging import MetricRecords
 from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, make_optimizer
-from lit_sb3_core.sdk.policy_export import PolicyExport
 from lit_sb3_core.sdk.prediction import Prediction
 from lit_sb3_core.sdk.sb3_glue import SB3Glue
 from lit_sb3_core.sdk.step_callbacks import StepCallbacks
@@ -91,23 +94,12 @@ def _jsonable_policy_kwargs(policy_kwargs: dict[str, Any] | None) -> dict[str, A
     return {key: class_to_string(value) for key, value in policy_kwargs.items()}
 
 
-def _env_spaces(env: Any) -> tuple[spaces.Space, spaces.Space]:
-    if isinstance(env, VectorEnv):
-        return env.single_observation_space, env.single_action_space
-    return env.observation_space, env.action_space
-
-
 class RLAlgorithm(
     FastPath,
     Optimization,
-    MetricLogging,
-    EvaluationSteps,
     Prediction,
-    PolicyExport,
     SB3Glue,
-    CheckpointState,
     SB3FileHooks,
-    SB3Logging,
     SB3Attributes,
     L.LightningModule,
 ):
@@ -146,6 +138,9 @@ class RLAlgorithm(
     # Whether the collection loop calls ``step_callbacks`` after every env step (SB3's callback rhythm);
     # without it, SB3-style callbacks get one ``on_step`` per iteration (see lit_sb3_core.sb3.callbacks).
     dispatches_step_callbacks: ClassVar[bool] = False
+    # Iterations between two metric records (SB3's log_interval: 1 for PPO, 100 for A2C). RLTrainer's
+    # log_every_n_steps, counted in iterations, overrides it.
+    default_log_interval: ClassVar[int] = 1
     # Whether RLEnvDataModule(normalize=...) is honoured (the algorithm calls normalize_obs/normalize_rewards).
     supports_normalization: ClassVar[bool] = False
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
@@ -174,6 +169,9 @@ class RLAlgorithm(
         tensorboard_log: str | None = None,
     ) -> None:
         super().__init__()
+        self._sb3_logger = ModelLogger(self)  # helpers the algorithm holds (see the module's docstring)
+        self._metrics = MetricRecords(self)
+        self._evaluation = Evaluation(self)
         self.save_hyperparameters(ignore=["env"])
         _keep_own_arguments(self.hparams, type(self))
         if "policy_kwargs" in self.hparams:  # only for a constructor that takes it (see OffPolicyAlgorithm)
@@ -209,11 +207,9 @@ class RLAlgorithm(
         self.start_time = 0  # SB3's: time.time_ns() when the last run started
         self.step_callbacks = StepCallbacks()  # the run's SB3-style callbacks, gathered at fit start
         self._learn_datamodule: RLEnvDataModule | None = None  # sb3_glue.py
-        self._last_metrics: dict[str, float] = {}  # metric_logging.py
-        self._seeded_eval_envs: list[VectorEnv] = []  # evaluation_step.py
         self._restored_episode_stats: tuple[list[float], list[int]] = ([], [])  # checkpoint_state.py
         if env is not None:
-            self.build_policy(*self.probe_spaces(env))
+            self.build_policy(*probe_spaces(env))
         elif isinstance(policy, str) and policy not in self.policy_aliases and not set(policy) & {":", "."}:
             self.policy_class()  # an unknown alias fails here, as in SB3, not when training starts
 
@@ -227,27 +223,6 @@ class RLAlgorithm(
         into plain values. Written as it was, ``Algo(**yaml.safe_load(hparams.yaml))`` would fail.
         """
         return AttributeDict(copy.deepcopy(dict(self.hparams)))
-
-    @staticmethod
-    def probe_spaces(env: Any) -> tuple[spaces.Space, spaces.Space]:
-        from lit_sb3_core.engine.datamodule import RLEnvDataModule
-        from lit_sb3_core.envs.make import EnvFactory
-
-        env_kwargs: dict[str, Any] = {}
-        wrappers: list[Any] = []
-        if isinstance(env, RLEnvDataModule):
-            # The probe is built as the datamodule builds its envs: wrappers may change the spaces.
-            source = env.source("fit")
-            if isinstance(source, str) or callable(source):
-                env_kwargs, wrappers = env.env_recipe(source)
-            env = source
-        if isinstance(env, str) or (callable(env) and not hasattr(env, "observation_space")):
-            probe = EnvFactory(env, env_kwargs, wrappers)()
-            try:
-                return _env_spaces(probe)
-            finally:
-                probe.close()
-        return _env_spaces(env)
 
     def check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
         name = type(self).__name__
@@ -285,7 +260,7 @@ class RLAlgorithm(
         ):
             _log.warning("%s: the action space %s is unbounded; actions are not clipped.", name, action_space)
 
-    def check_same_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+    def _check_same_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
         if observation_space != self.observation_space or action_space != self.action_space:
             raise ValueError(
                 f"The environment's spaces do not match the model's: the model was built for observations "
@@ -363,6 +338,113 @@ class RLAlgorithm(
         ``state`` is empty for a file saved before the algorithm had extra state: keep your defaults then.
         """
 
+    # evaluation through Lightning's loops (the helper self._evaluation) ------------------------------
+    def validation_step(self, batch: Any, batch_idx: int) -> None:
+        self._evaluation.run("val", "validate")
+
+    def test_step(self, batch: Any, batch_idx: int) -> None:
+        self._evaluation.run("test", "test")
+
+    # metrics and SB3's logger (the helpers self._metrics and self._sb3_logger) ---------------------
+    @property
+    def log_interval(self) -> int:
+        """Iterations between metric records: RLTrainer(log_every_n_steps=...) or ``default_log_interval``."""
+        return self._metrics.log_interval
+
+    def should_log(self) -> bool:
+        """Whether this iteration writes metrics: every ``log_interval`` iterations and at the budget."""
+        return self._metrics.should_log()
+
+    def log_iteration(self, metrics: dict[str, float] | None = None) -> None:
+        """Write one iteration's metrics to the loggers, the progress bar and (if verbose) the console.
+
+        Call it every iteration; it records only on ``should_log()`` iterations, so pass metrics that are
+        cheap to build or build them only when ``should_log()`` is true.
+        """
+        self._metrics.log_iteration(metrics)
+
+    @property
+    def last_metrics(self) -> dict[str, float]:
+        """The most recent metric record (``rollout/ep_rew_mean``, ``train/loss``, ...), as logged."""
+        return dict(self._metrics.last)
+
+    @property
+    def logger(self) -> Any:  # SB3's Logger (typed Any: it replaces LightningModule's logger property)
+        """SB3's logger: ``record``, ``record_mean``, ``dump``; Lightning's logger attributes forwarded."""
+        return self._sb3_logger.logger
+
+    def set_logger(self, logger: Logger) -> None:
+        """Log to ``logger`` (e.g. ``configure(folder, ["stdout", "csv", "tensorboard"])``) from now on; it
+        replaces ``tensorboard_log`` and ``verbose``'s printing, as in SB3."""
+        self._sb3_logger.set_logger(logger)
+
+    def dump_logs(self, print_them: bool = False) -> bool:
+        """Write the latest metrics again now (SB3's ``dump_logs``; ``LogEveryNTimesteps`` calls it).
+
+        ``print_them`` also prints them as SB3's table when the logger does not print already.
+        Returns whether there was anything to write.
+        """
+        return self._sb3_logger.dump_logs(dict(self._metrics.last), self.num_timesteps, print_them)
+
+    # export (the engine writes the graph: lit_sb3_core.engine.exporters) ---------------------------
+    def export(self, path: str | Path, format: str = "onnx", opset: int | None = None) -> Path:
+        """Write the deterministic policy as a standalone graph: raw observations in, env actions out.
+
+        ``format`` is ``"onnx"``, ``"torchscript"`` or ``"torch-export"``; observation normalization, image
+        scaling, action rescaling/clipping and argmax are part of the graph, so its outputs equal
+        ``predict(obs, deterministic=True)``. See ``lit_sb3_core.engine.exporters``. Returns the path.
+        """
+        self.require_policy()
+        return export_policy(self, path, format, opset)
+
+    def export_policy_module(self) -> PolicyModule:
+        """The module ``export`` writes: override when the policy needs more than observations.
+
+        The default is ``policy.predict_actions(obs, deterministic=True)`` on a copy of the policy in eval
+        mode. An algorithm whose policy takes extra inputs (RecurrentPPO's LSTM state, MaskablePPO's masks)
+        or whose ``to_env_actions`` differs returns its own ``PolicyModule``: a module
+        ``forward(obs, *extra) -> actions | (actions, *extra_outputs)`` with example extra inputs.
+        """
+        policy = copy.deepcopy(self.require_policy()).cpu().eval()
+        return PolicyModule(DeterministicPolicy(policy))
+
+    # Lightning checkpoints (checkpoint_state.py) ----------------------------------------------------
+    @classmethod
+    def load_from_checkpoint(
+        cls,
+        checkpoint_path: Any,
+        map_location: Any = None,
+        hparams_file: Any = None,
+        strict: bool | None = None,
+        weights_only: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Lightning's ``load_from_checkpoint``, reading through lit-sb3's checkpoint reader: local or remote,
+        always ``weights_only=True`` unless you pass ``False`` for a file you trust; an unsafe, damaged or
+        tampered checkpoint raises ``ModelFileError`` naming the file and the field."""
+        from lit_sb3_core.engine.checkpoint_io import load_algorithm_checkpoint
+
+        return load_algorithm_checkpoint(
+            cls, checkpoint_path, map_location, hparams_file, strict, weights_only=weights_only, **kwargs
+        )
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        write_checkpoint_state(self, checkpoint)
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        read_checkpoint_state(self, checkpoint)
+
+    def on_train_end(self) -> None:
+        # The counters as a buffer too: a buffer travels with the state dict (ddp_spawn's way back).
+        self.run_counters.copy_(torch.tensor([self.num_timesteps, self.iterations, self.n_updates]))
+        super().on_train_end()
+
+    def sync_counters_from_state(self) -> None:
+        """Take the counters from ``run_counters`` when a process that trained wrote them there."""
+        num_timesteps, iterations, n_updates = (int(v) for v in self.run_counters.tolist())
+        if num_timesteps > self.num_timesteps:
+            self.num_timesteps, self.iterations, self.n_updates = num_timesteps, iterations, n_updates
+
     # environments and normalization ---------------------------------------------------------------
     @property
     def datamodule(self) -> RLEnvDataModule:
@@ -382,18 +464,18 @@ class RLAlgorithm(
             if self.policy is None:
                 raise ValueError(f"No environment for stage {stage!r} and the model has no policy yet.")
             return
-        observation_space, action_space = _env_spaces(env)
+        observation_space, action_space = env_spaces(env)
         if self.policy is None:
             self.build_policy(observation_space, action_space)
         else:
-            self.check_same_spaces(observation_space, action_space)
+            self._check_same_spaces(observation_space, action_space)
         if stage == "fit":
             self.configure_normalization(self.datamodule.normalize)
 
     def build_for(self, datamodule: RLEnvDataModule) -> None:
         """Build the policy (and normalizers) from a datamodule's training env spaces, if not built yet."""
         if self.policy is None and datamodule.source("fit") is not None:
-            self.build_policy(*self.probe_spaces(datamodule))
+            self.build_policy(*probe_spaces(datamodule))
         if self.policy is not None:
             self.configure_normalization(datamodule.normalize)
 
@@ -454,14 +536,14 @@ class RLAlgorithm(
         returns, lengths = self._restored_episode_stats
         EpisodeStatistics(self.vector_env, self.stats_window_size).extend(returns, lengths)
         self._restored_episode_stats = ([], [])
-        self._start_metric_window()
+        self._metrics.start_window()
         if self.pending_optimizer_states:
             for optimizer, state in zip(self.trainer.optimizers, self.pending_optimizer_states):
                 optimizer.load_state_dict(state)
             self.pending_optimizer_states = []
-        callbacks = self.trainer.callbacks  # type: ignore[attr-defined]  # Lightning sets it in a connector
+        callbacks = trainer_callbacks(self.trainer)
         self.step_callbacks = StepCallbacks(cb for cb in callbacks if isinstance(cb, RLCallback))
-        self.refresh_logger_outputs()
+        self._sb3_logger.refresh_outputs()
         self.start_time = time.time_ns()  # SB3's start_time (wall clock, ns)
 
     def reset_env(self, seed: int | None) -> None:

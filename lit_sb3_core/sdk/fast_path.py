@@ -32,9 +32,11 @@ from lit_sb3_core.engine.lightning_internals import (
     count_optimizer_step,
     has_step_counters,
     is_overridden,
+    trainer_callbacks,
+    trainer_profiler,
 )
 from lit_sb3_core.nets.fast_matmul import routed
-from lit_sb3_core.nets.torch_layers import hook_free
+from lit_sb3_core.nets.torch_layers import hook_free, ignores_training_mode
 from lit_sb3_core.sdk.direct_steps import direct_step
 from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, precision_is_plain
 
@@ -74,17 +76,16 @@ class FastPath(Optimization):
         # collection and updates alternate every iteration (off-policy: every chunk), so record both
         # settings once and replay them. Modules whose forward ignores the mode are left alone.
         policy = self.require_policy()
-        mode_free = _mode_free_modules()
         policy.train(False)
-        eval_flags = [(m, m.training) for m in policy.modules() if type(m) not in mode_free]
+        eval_flags = [(m, m.training) for m in policy.modules() if _reads_mode(m)]
         policy.train(True)
-        train_flags = [(m, m.training) for m in policy.modules() if type(m) not in mode_free]
+        train_flags = [(m, m.training) for m in policy.modules() if _reads_mode(m)]
         self._mode_flags = {False: eval_flags, True: train_flags}
         self._plain_steps = self._lightning_steps_are_plain()
         self._training_now = True
 
     def on_train_end(self) -> None:
-        self._training_now = False  # optimizer_step outside fit is plain torch (Optimization.optimizer_step)
+        self._training_now = False  # optimizer_step outside fit is plain torch (Optimization._optimizer_step)
         super().on_train_end()
 
     def set_policy_mode(self, training: bool) -> None:
@@ -96,7 +97,7 @@ class FastPath(Optimization):
         for module, flag in flags:
             object.__setattr__(module, "training", flag)
 
-    def optimizer_step(  # type: ignore[override]  # not Lightning's hook: manual optimization never calls it
+    def _optimizer_step(
         self,
         optimizer: Any,
         loss: torch.Tensor,
@@ -107,12 +108,12 @@ class FastPath(Optimization):
 
         Where Lightning's wrappers would only call no-op hooks (see ``_lightning_steps_are_plain``),
         backward and step call torch directly (saving ~100 us per update: a tenth of a DQN step on
-        CartPole, a fifth of a PPO minibatch); otherwise Lightning's path (``Optimization.optimizer_step``).
+        CartPole, a fifth of a PPO minibatch); otherwise Lightning's path (``Optimization._optimizer_step``).
         """
         # A step outside training (before on_train_start, after on_train_end) and a plain torch optimizer
         # take Optimization's path, which handles both.
         if not (self._plain_steps and self._training_now) or not isinstance(optimizer, LightningOptimizer):
-            super().optimizer_step(optimizer, loss, max_grad_norm, inputs)
+            super()._optimizer_step(optimizer, loss, max_grad_norm, inputs)
             return
         raw = optimizer.optimizer
         for group in raw.param_groups:  # zero_grad(set_to_none=True) without its profiler record
@@ -149,13 +150,12 @@ class FastPath(Optimization):
             trainer.precision_plugin
         ):
             return False
-        profiler = trainer.profiler  # type: ignore[attr-defined]  # Lightning sets it in a connector
-        if not isinstance(profiler, PassThroughProfiler):
+        if not isinstance(trainer_profiler(trainer), PassThroughProfiler):
             return False
         hooks = ("on_before_backward", "on_after_backward", "on_before_optimizer_step")
         if any(is_overridden(hook, self, L.LightningModule) for hook in (*hooks, "backward")):
             return False
-        callbacks = trainer.callbacks  # type: ignore[attr-defined]  # Lightning sets it in a connector
+        callbacks = trainer_callbacks(trainer)
         return not any(is_overridden(hook, callback, Callback) for callback in callbacks for hook in hooks)
 
 
@@ -183,11 +183,9 @@ def plain_calls(module: nn.Module) -> Iterator[None]:
 
 @functools.cache
 def _mode_free_modules() -> frozenset[type]:
-    """Module types whose forward ignores ``training`` (no dropout, no batch statistics)."""
+    """torch's module types whose forward ignores ``training`` (no dropout, no batch statistics); lit-sb3's
+    networks declare it themselves (``mode_free``, see ``lit_sb3_core.nets.torch_layers``)."""
     from torch import nn
-
-    from lit_sb3_core.nets import off_policy_policies as networks
-    from lit_sb3_core.nets.torch_layers import CombinedExtractor, FlattenExtractor, NatureCNN
 
     return frozenset(
         {
@@ -208,12 +206,11 @@ def _mode_free_modules() -> frozenset[type]:
             nn.Sigmoid,
             nn.Softplus,
             nn.LayerNorm,
-            FlattenExtractor,
-            NatureCNN,
-            CombinedExtractor,
-            networks.QNetwork,
-            networks.ContinuousCritic,
-            networks.SquashedGaussianActor,
-            networks.DeterministicActor,
         }
     )
+
+
+def _reads_mode(module: nn.Module) -> bool:
+    """Whether ``module``'s forward may depend on its ``training`` flag (the flag must then be set)."""
+    cls = type(module)
+    return cls not in _mode_free_modules() and not ignores_training_mode(cls)

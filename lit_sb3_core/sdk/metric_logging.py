@@ -2,65 +2,68 @@
 
 A record (``rollout/ep_rew_mean``, ``time/fps``, ``train/...``) goes straight to the loggers with the
 number of environment steps on the x-axis; ``self.log`` (about a millisecond a call) is used only for a
-metric that a ModelCheckpoint or EarlyStopping watches.
+metric that a ModelCheckpoint or EarlyStopping watches. :class:`MetricRecords` is a helper the algorithm
+holds (``RLAlgorithm._metrics``); ``log_iteration``, ``should_log``, ``log_interval`` and ``last_metrics``
+are the algorithm's delegates to it.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING
 
 import torch
 
-from lit_sb3_core.engine.lightning_internals import attached_trainer
+from lit_sb3_core.engine.lightning_internals import attached_trainer, trainer_callbacks
 from lit_sb3_core.envs.episodes import EpisodeStatistics
-from lit_sb3_core.sdk.part import AlgorithmPart
 
-__all__ = ["MetricLogging"]
+if TYPE_CHECKING:
+    from lit_sb3_core.sdk.part import AlgorithmPart
+
+__all__ = ["MetricRecords"]
 
 
-class MetricLogging(AlgorithmPart):
-    """RLAlgorithm's metric records (a part of RLAlgorithm)."""
+class MetricRecords:
+    """One algorithm's metric records: the clock of ``time/fps``, the episode window and the last record."""
 
-    # Iterations between two metric records (SB3's log_interval: 1 for PPO, 100 for A2C). RLTrainer's
-    # log_every_n_steps, counted in iterations, overrides it.
-    default_log_interval: ClassVar[int] = 1
-    _last_metrics: dict[str, float]
-    _fit_start_time: float
+    def __init__(self, algorithm: AlgorithmPart) -> None:
+        self.algorithm = algorithm
+        self.last: dict[str, float] = {}  # the most recent record, as logged
+
+    _fit_start_time: float  # these four are set by start_window, at fit start
     _fit_start_timesteps: int
     _episode_statistics: EpisodeStatistics
     _ep_rew_monitored: bool
 
-    def _start_metric_window(self) -> None:
+    def start_window(self) -> None:
         """At fit start: the clock of ``time/fps`` and the episode window of ``rollout/*``."""
-        self._episode_statistics = EpisodeStatistics(self.vector_env, self.stats_window_size)
+        algorithm = self.algorithm
+        self._episode_statistics = EpisodeStatistics(algorithm.vector_env, algorithm.stats_window_size)
         self._fit_start_time = time.perf_counter()
-        self._fit_start_timesteps = self.num_timesteps
-        callbacks = self.trainer.callbacks  # type: ignore[attr-defined]  # Lightning sets it in a connector
+        self._fit_start_timesteps = algorithm.num_timesteps
         self._ep_rew_monitored = any(
-            getattr(callback, "monitor", None) == "rollout/ep_rew_mean" for callback in callbacks
+            getattr(callback, "monitor", None) == "rollout/ep_rew_mean"
+            for callback in trainer_callbacks(algorithm.trainer)
         )
 
     @property
     def log_interval(self) -> int:
         """Iterations between metric records: RLTrainer(log_every_n_steps=...) or the algorithm's default."""
-        chosen = getattr(attached_trainer(self), "rl_log_interval", None)
-        return max(1, int(chosen if chosen is not None else self.default_log_interval))
+        algorithm = self.algorithm
+        chosen = getattr(attached_trainer(algorithm), "rl_log_interval", None)
+        return max(1, int(chosen if chosen is not None else algorithm.default_log_interval))
 
     def should_log(self) -> bool:
         """Whether this iteration writes metrics: every ``log_interval`` iterations and at the budget."""
-        return self.iterations % self.log_interval == 0 or self.budget_reached()
+        return self.algorithm.iterations % self.log_interval == 0 or self.algorithm.budget_reached()
 
     def log_iteration(self, metrics: dict[str, float] | None = None) -> None:
-        """Write one iteration's metrics to the loggers, the progress bar and (if verbose) the console.
-
-        Call it every iteration; it records only on ``should_log()`` iterations, so pass metrics that are
-        cheap to build or build them only when ``should_log()`` is true.
-        """
+        """Write one iteration's metrics on ``should_log()`` iterations (see ``RLAlgorithm.log_iteration``)."""
         if not self.should_log():
             return
+        algorithm = self.algorithm
         elapsed = max(time.perf_counter() - self._fit_start_time, 1e-9)
-        fps = int((self.num_timesteps - self._fit_start_timesteps) / elapsed)
+        fps = int((algorithm.num_timesteps - self._fit_start_timesteps) / elapsed)
         record: dict[str, float] = {}
         episodes = self._recent_episode_means()
         if episodes is not None:
@@ -68,19 +71,19 @@ class MetricLogging(AlgorithmPart):
         record.update(
             {
                 "time/fps": fps,
-                "time/iterations": self.iterations,
+                "time/iterations": algorithm.iterations,
                 "time/time_elapsed": int(elapsed),
-                "time/total_timesteps": self.num_timesteps,
+                "time/total_timesteps": algorithm.num_timesteps,
             }
         )
         record.update(metrics or {})
         # Through SB3's logger: with what callbacks recorded since the last dump, to the run's Lightning
         # loggers (and the console with verbose=1).
-        self._last_metrics = self.write_record(record, step=self.num_timesteps)
+        self.last = algorithm._sb3_logger.write_record(record, step=algorithm.num_timesteps)
         if "rollout/ep_rew_mean" in record and self._ep_rew_monitored:
             # Through Lightning too, for ModelCheckpoint/EarlyStopping(monitor="rollout/ep_rew_mean"); only
             # when one watches it, since self.log costs about a millisecond.
-            self.log("rollout/ep_rew_mean", record["rollout/ep_rew_mean"], logger=False, batch_size=1)
+            algorithm.log("rollout/ep_rew_mean", record["rollout/ep_rew_mean"], logger=False, batch_size=1)
 
     def _recent_episode_means(self) -> tuple[float, float] | None:
         """Mean return and length of the last ``stats_window_size`` training episodes, over every rank's."""
@@ -88,21 +91,7 @@ class MetricLogging(AlgorithmPart):
         returns = statistics.returns
         lengths = statistics.lengths if returns else []
         totals = torch.tensor([sum(returns), sum(lengths), len(returns)], dtype=torch.float64)
-        totals = self.all_reduce(totals, "sum")
+        totals = self.algorithm.all_reduce(totals, "sum")
         if totals[2] == 0:
             return None
         return float(totals[0] / totals[2]), float(totals[1] / totals[2])
-
-    @property
-    def last_metrics(self) -> dict[str, float]:
-        """The most recent metric record (``rollout/ep_rew_mean``, ``train/loss``, ...), as logged."""
-        return dict(self._last_metrics)
-
-    def progress_bar_metrics(self) -> dict[str, Any]:
-        """What RLProgressBar shows beside the step count."""
-        shown: dict[str, Any] = {}
-        if "time/fps" in self._last_metrics:
-            shown["fps"] = int(self._last_metrics["time/fps"])
-        if "rollout/ep_rew_mean" in self._last_metrics:
-            shown["ep_rew_mean"] = f"{self._last_metrics['rollout/ep_rew_mean']:.1f}"
-        return shown

@@ -50,7 +50,16 @@ class Optimization(AlgorithmPart):
         kwargs = getattr(policy, "optimizer_kwargs", None) or {}
         return make_optimizer(cls, params, self.lr_schedule(1.0), kwargs)
 
-    def optimizer_step(  # type: ignore[override]  # not Lightning's hook: manual optimization never calls it
+    def optimizer_step(self, *args: Any, **kwargs: Any) -> None:
+        """``optimizer_step(optimizer, loss, max_grad_norm=None, inputs=None)``: zero, backward, clip, step.
+
+        The one call an algorithm makes per gradient update (see ``_optimizer_step``). Lightning's
+        automatic-optimization hook of the same name takes other arguments and is never called under
+        manual optimization; the untyped signature keeps this one compatible with it for type checkers.
+        """
+        self._optimizer_step(*args, **kwargs)
+
+    def _optimizer_step(
         self,
         optimizer: Any,
         loss: torch.Tensor,

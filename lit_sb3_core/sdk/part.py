@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from lit_sb3_core.engine.datamodule import RLEnvDataModule
     from lit_sb3_core.engine.protocol import EvaluationEpisodes, EvaluationOptions
     from lit_sb3_core.foundation.schedules import Schedule
+    from lit_sb3_core.sb3.model_logger import ModelLogger
+    from lit_sb3_core.sdk.metric_logging import MetricRecords
 
     PolicyT = TypeVar("PolicyT", covariant=True)
 
@@ -48,12 +50,9 @@ if TYPE_CHECKING:
         def require_policy(self: HasPolicy[PolicyT]) -> PolicyT: ...
         def all_reduce(self, value: torch.Tensor, reduce_op: str = "mean") -> torch.Tensor: ...
         def normalize_obs(self, obs: Any, update: bool = False) -> Any: ...
-        def probe_spaces(self, env: Any) -> tuple[spaces.Space, spaces.Space]: ...
-        def check_same_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None: ...
+        def _check_same_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None: ...
         def build_policy(self, observation_space: spaces.Space, action_space: spaces.Space) -> None: ...
         def configure_normalization(self, config: dict[str, Any] | None) -> None: ...
-        def _start_metric_window(self) -> None: ...
-        def write_record(self, record: dict[str, Any], step: int) -> dict[str, Any]: ...
 
     class AlgorithmPart(L.LightningModule, _Methods):
         """RLAlgorithm's attributes, as its parts see them."""
@@ -80,8 +79,10 @@ if TYPE_CHECKING:
         last_evaluation: dict[str, float]
         last_evaluation_episodes: EvaluationEpisodes
         _learn_datamodule: RLEnvDataModule | None
-        _seeded_eval_envs: list[VectorEnv]
-        _custom_logger: Any  # sb3/model_logger.py: the logger set_logger gave, or None
+        _restored_episode_stats: tuple[list[float], list[int]]
+        default_log_interval: ClassVar[int]
+        _sb3_logger: ModelLogger  # the helpers RLAlgorithm holds
+        _metrics: MetricRecords
 
 else:
     AlgorithmPart = object

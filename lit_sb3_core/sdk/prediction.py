@@ -25,14 +25,14 @@ class Prediction(AlgorithmPart):
         deterministic: bool = False,
     ) -> tuple[np.ndarray, Any]:
         """Actions for one observation or a batch, as numpy; returns ``(actions, state)`` like SB3."""
-        policy = self.require_policy()
+        policy: Any = self.require_policy()  # an SDK policy: predict_actions(obs, deterministic)
         obs, single = self.batch_observation(observation)
         was_training = policy.training
         policy.train(False)
         try:
             with torch.no_grad():
                 obs_tensor = self.normalize_obs(obs_to_tensor(obs, self.device))
-                actions = policy.predict_actions(obs_tensor, deterministic)  # type: ignore[operator]
+                actions = policy.predict_actions(obs_tensor, deterministic)
         finally:
             policy.train(was_training)
         return self.unbatch_actions(actions, single), state
@@ -73,8 +73,9 @@ class Prediction(AlgorithmPart):
             return array + int(space.start) if space.start else array
         if isinstance(space, spaces.Box):
             array = array.reshape((-1, *space.shape))
-            if getattr(self.policy, "squash_output", False):  # gSDE's tanh-squashed actions are in [-1, 1]
-                array = self.policy.unscale_action(array)  # type: ignore[union-attr,operator]
+            policy: Any = self.policy
+            if getattr(policy, "squash_output", False):  # gSDE's tanh-squashed actions are in [-1, 1]
+                array = policy.unscale_action(array)
             array = np.clip(array, space.low, space.high)
         elif isinstance(space, spaces.MultiDiscrete):
             array = array.reshape((-1, *space.shape)).astype(space.dtype) + space.start

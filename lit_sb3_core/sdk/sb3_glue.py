@@ -8,12 +8,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
 import torch
 
 from lit_sb3_core.engine.lightning_internals import attached_trainer, ended_by_ctrl_c
 from lit_sb3_core.envs.make import renders_rgb_arrays
-from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.checks import check_positive_int
 from lit_sb3_core.sdk.part import AlgorithmPart
 
 if TYPE_CHECKING:
@@ -45,10 +44,7 @@ class SB3Glue(AlgorithmPart):
         """
         from lit_sb3_core.engine.trainer import RLTrainer
 
-        if isinstance(total_timesteps, bool) or not isinstance(total_timesteps, (int, np.integer)):
-            raise ConfigurationError(f"total_timesteps must be a positive integer, got {total_timesteps!r}.")
-        if total_timesteps <= 0:
-            raise ConfigurationError(f"total_timesteps must be a positive integer, got {total_timesteps}.")
+        total_timesteps = check_positive_int("total_timesteps", total_timesteps)
         if env is not None:
             self.env_source = env
             self._learn_datamodule = None
@@ -75,7 +71,7 @@ class SB3Glue(AlgorithmPart):
             self.last_obs = None
         log_dir = self.hparams.get("tensorboard_log")
         loggers: Any = None if log_dir else False
-        custom_logger = self._custom_logger
+        custom_logger = self._sb3_logger.custom
         if custom_logger is not None:  # set_logger replaces tensorboard_log, as in SB3
             loggers = custom_logger.lightning_loggers() or False
             log_dir = custom_logger.get_dir()
@@ -130,7 +126,9 @@ class SB3Glue(AlgorithmPart):
     def set_env(self, env: Any) -> None:
         """Train on ``env`` from the next ``learn``; its spaces must match the model's."""
         if self.policy is not None:
-            self.check_same_spaces(*self.probe_spaces(env))
+            from lit_sb3_core.engine.datamodule import probe_spaces
+
+            self._check_same_spaces(*probe_spaces(env))
         self.env_source = env
         self._learn_datamodule = None
         self.vector_env = None

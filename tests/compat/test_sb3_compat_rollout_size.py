@@ -12,7 +12,7 @@ from lit_sb3.common.callbacks import BaseCallback
 
 
 def test_size_counts_added_steps() -> None:
-    buffer = RolloutBuffer(4, 2, spaces.Box(-1, 1, (3,)), spaces.Discrete(2))
+    buffer = RolloutBuffer(4, spaces.Box(-1, 1, (3,)), spaces.Discrete(2), n_envs=2)
     assert buffer.size() == 0
     for step in range(4):
         buffer.add(

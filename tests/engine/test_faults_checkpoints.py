@@ -418,11 +418,15 @@ def test_a_full_disk_keeps_the_previous_checkpoint_where_lightning_alone_destroy
 
 KILLED_SAVER = textwrap.dedent(
     """
-    import sys, torch
+    import os, sys
     from pathlib import Path
+
+    kind, folder, files = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    if files == "named":  # as on a filesystem or OS without unnamed files (NFS, macOS, Windows)
+        del os.O_TMPFILE
+    import torch
     from lit_sb3_core.engine.checkpoint_io import AtomicCheckpointIO
 
-    kind, folder = sys.argv[1], Path(sys.argv[2])
     torch.set_num_threads(1)
     if kind == "checkpoint":
         big = {"state_dict": {"w": torch.randn(4_000_000)}, "lit_sb3": None}  # 16 MB: saves take a while
@@ -439,26 +443,40 @@ KILLED_SAVER = textwrap.dedent(
 )
 
 
-def _kill_during_save(folder: Path, kind: str) -> None:
-    """Start a process saving in a loop and SIGKILL it while a temporary file is being written."""
+def _kill_during_save(folder: Path, kind: str, files: str) -> None:
+    """Start a process saving in a loop and SIGKILL it while a file is being written."""
     name = "last.ckpt" if kind == "checkpoint" else "model.zip"
-    kill_mid_save(folder, KILLED_SAVER, kind, str(folder), after=name)
+    kill_mid_save(folder, KILLED_SAVER, kind, str(folder), files, after=name)
 
 
+def _check_last_complete_save(folder: Path, kind: str) -> str:
+    name = "last.ckpt" if kind == "checkpoint" else "model.zip"
+    if kind == "checkpoint":
+        assert torch.load(folder / name, weights_only=True)["state_dict"]["w"].shape == (4_000_000,)
+    else:
+        assert PPO.load(folder / name).policy.mlp_extractor.policy_net[0].out_features == 1500
+    return name
+
+
+@pytest.mark.skipif(not hasattr(os, "O_TMPFILE"), reason="unnamed files (O_TMPFILE) are Linux's")
 @pytest.mark.parametrize("kind", ["checkpoint", "model file"])
-def test_a_save_killed_with_sigkill_loses_nothing_and_its_temporary_goes_with_the_next_save(
-    tmp_path: Path, kind: str
+def test_a_save_killed_with_sigkill_loses_nothing_and_leaves_no_temporary(tmp_path: Path, kind: str) -> None:
+    for _ in range(3):
+        _kill_during_save(tmp_path, kind, "unnamed")
+        # Each kill landed while a file was being written (kill_mid_save waits for one); it had no name yet,
+        # so the kernel removed it with the process: nothing but the last complete save is left.
+        name = _check_last_complete_save(tmp_path, kind)
+        assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_a_save_killed_with_sigkill_without_unnamed_files_leaves_a_temporary_the_next_save_removes(
+    tmp_path: Path,
 ) -> None:
-    killed = 3
-    for _ in range(killed):
-        _kill_during_save(tmp_path, kind)
+    for _ in range(2):
+        _kill_during_save(tmp_path, "checkpoint", "named")
     temporaries = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
     assert temporaries, "the kills left no temporary: the test did not kill a save in progress"
-    name = "last.ckpt" if kind == "checkpoint" else "model.zip"
-    if kind == "checkpoint":  # the last complete save is intact
-        assert torch.load(tmp_path / name, weights_only=True)["state_dict"]["w"].shape == (4_000_000,)
-    else:
-        assert PPO.load(tmp_path / name).policy.mlp_extractor.policy_net[0].out_features == 1500
+    name = _check_last_complete_save(tmp_path, "checkpoint")
     # The next successful save into the folder removes what the killed ones left.
     AtomicCheckpointIO().save_checkpoint({"state_dict": {}}, tmp_path / "next.ckpt")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, "next.ckpt"])

@@ -6,6 +6,7 @@ Real files, real training, real processes."""
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -126,7 +127,6 @@ def _vec_normalize(steps: int = 20):  # type: ignore[no-untyped-def]
 def _full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every later fsync fails as on a full disk: the data is written but never reaches the platter."""
     import errno
-    import os
 
     def fail(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -180,6 +180,41 @@ def test_a_failed_evaluations_npz_write_keeps_the_previous_file(
     with np.load(tmp_path / "evaluations.npz") as first:  # the first evaluation's file, whole
         assert first["timesteps"].tolist() == [32]
     assert [p.name for p in tmp_path.iterdir()] == ["evaluations.npz"]
+
+
+def test_a_full_disk_during_train_keeps_its_evaluation_files_and_ends_in_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``lit-sb3 train``'s evaluations.npz: the disk fills up as the second evaluation is written."""
+    from lit_sb3_core.cli import zoo_run
+    from lit_sb3_core.cli.main import main
+    from lit_sb3_core.foundation import files
+
+    writes = {"n": 0}
+
+    def filling_up(target, write):  # type: ignore[no-untyped-def]
+        if Path(target).name == "evaluations.npz":
+            writes["n"] += 1
+            if writes["n"] == 2:
+                _full_disk(monkeypatch)  # from here on every write fails, as on a full disk
+        return files.write_atomically(target, write)
+
+    monkeypatch.setattr(zoo_run, "write_atomically", filling_up)
+    monkeypatch.chdir(tmp_path)
+    code = main(["train", "--algo", "ppo", "--env", "CartPole-v1", "-n", "256", "--eval-freq", "64",
+                 "--eval-episodes", "1", "--hyperparams", "n_envs:1", "n_steps:32", "batch_size:32", "n_epochs:1",
+                 "-f", "logs", "--seed", "0"])  # fmt: skip
+    monkeypatch.undo()
+    assert writes["n"] == 2
+    err = capsys.readouterr().err
+    assert code == 2 and "lit-sb3 train: error: [Errno 28] No space left on device: " in err
+    assert "Traceback" not in err
+    run = tmp_path / "logs" / "ppo" / "CartPole-v1_1"
+    with np.load(run / "evaluations.npz", allow_pickle=False) as first:  # the first evaluation's file, whole
+        assert first["timesteps"].tolist() == [64] and first["results"].shape == (1, 1)
+    assert PPO.load(run / "best_model.zip").num_timesteps == 64  # saved after the first evaluation
+    leftovers = [p for p in run.rglob("*") if p.name.endswith(".tmp") or ".partial-" in p.name]
+    assert not leftovers
 
 
 @pytest.fixture(scope="module")
@@ -366,12 +401,75 @@ def test_nan_weights_in_an_sb3_file_are_refused(sb3_file: Path, tmp_path: Path) 
         PPO.load(tampered)
 
 
+def test_nan_in_an_sb3_files_pytorch_variables_is_refused(tmp_path: Path) -> None:
+    import io
+
+    import torch
+
+    from lit_sb3 import SAC
+
+    sb3 = pytest.importorskip("stable_baselines3")
+    real = tmp_path / "sac.zip"
+    sb3.SAC("MlpPolicy", "Pendulum-v1", policy_kwargs={"net_arch": [16]}, seed=0).save(real)
+
+    def poison(payload: bytes) -> bytes:
+        variables = torch.load(io.BytesIO(payload), weights_only=True)
+        variables["log_ent_coef"] = torch.full_like(variables["log_ent_coef"], float("nan"))
+        buffer = io.BytesIO()
+        torch.save(variables, buffer)
+        return buffer.getvalue()
+
+    tampered = _rewrite(real, tmp_path / "nan_sac.zip", "pytorch_variables.pth", poison)
+    with pytest.raises(ModelFileError, match=r"nan_sac.zip.*pytorch_variables.pth: log_ent_coef holds NaN"):
+        SAC.load(tampered)
+    SAC.load(real)  # the original loads
+
+
 def test_a_truncated_sb3_file_is_reported_as_truncated(sb3_file: Path, tmp_path: Path) -> None:
     data = sb3_file.read_bytes()
     truncated = tmp_path / "cut.zip"
     truncated.write_bytes(data[: len(data) // 2])
     with pytest.raises(ModelFileError, match=r"cut.zip.*truncated"):
         PPO.load(truncated)
+
+
+@pytest.fixture(scope="module")
+def sb3_lstm_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real RecurrentPPO model file written by sb3-contrib (lstm_hidden_size 8, one LSTM layer)."""
+    contrib = pytest.importorskip("sb3_contrib")
+    path = tmp_path_factory.mktemp("sb3_lstm") / "lstm.zip"
+    model = contrib.RecurrentPPO("MlpLstmPolicy", "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1,
+                                 policy_kwargs={"lstm_hidden_size": 8, "net_arch": [8]}, seed=0)  # fmt: skip
+    model.save(path)
+    return path
+
+
+LSTM_CASES: list[tuple[str, Any, str]] = [
+    ("huge-hidden", {"lstm_hidden_size": 10**6},
+     r"data.policy_kwargs.lstm_hidden_size is 1000000, but no weight in policy.pth has that size"),
+    ("hidden-not-int", {"lstm_hidden_size": 1e6},
+     r"data.policy_kwargs.lstm_hidden_size must be a positive integer, got 1000000.0"),
+    ("many-layers", {"n_lstm_layers": 10**5},
+     r"data.policy_kwargs.n_lstm_layers is 100000, but policy.pth holds 1 LSTM layer"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("change", "message"), [c[1:] for c in LSTM_CASES], ids=[c[0] for c in LSTM_CASES])
+def test_an_lstm_size_in_an_sb3_file_is_checked_against_its_weights_before_building(
+    sb3_lstm_file: Path, tmp_path: Path, change: dict[str, Any], message: str
+) -> None:
+    import warnings
+
+    from lit_sb3 import RecurrentPPO
+
+    tampered = _tampered_data(
+        sb3_lstm_file, tmp_path / "lstm.zip", lambda d: d["policy_kwargs"].update(change)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the fields SB3 stores only as pickles are named in a warning
+        with pytest.raises(ModelFileError, match=r"lstm.zip'.*" + message + r".*not built"):
+            RecurrentPPO.load(tampered)
+        assert RecurrentPPO.load(sb3_lstm_file).policy.lstm_hidden_size == 8  # the original still loads
 
 
 # --- 5. VecNormalize.load and ReplayBuffer.load validate before they allocate -----------------------------
@@ -411,7 +509,11 @@ VEC_NORMALIZE_CASES: list[tuple[str, Any, str]] = [
     ("nan-gamma", _settings(gamma=float("nan")), r"settings.gamma must be a number in \[0, 1\], got nan"),
     ("negative-epsilon", _settings(epsilon=-1e-8), r"settings.epsilon must be a positive finite number"),
     ("settings-not-json", lambda a: a.update(settings=np.array("{not json")), r"settings are not JSON"),
-    ("wrong-size", lambda a: a.update({"obs/mean": np.zeros(10**6)}), r"statistics of shape \(1000000,\)"),
+    ("wrong-size", lambda a: a.update({"obs/mean": np.zeros(10**6)}),
+     r"statistics of shape \(1000000,\) .* for obs, the env needs \(4,\).*env they were gathered on"),
+    ("missing-statistics", lambda a: a.pop("obs/var"), r"has no statistics 'obs/var'"),
+    ("keys-of-another-env", _settings(norm_obs_keys=["pixels"]),
+     r"the statistics do not fit this env \(norm_obs_keys applies to Dict observation spaces only\)"),
 ]  # fmt: skip
 
 
@@ -424,8 +526,9 @@ def test_a_tampered_vec_normalize_file_is_refused(tmp_path: Path, change: Any, m
     good = tmp_path / "vecnormalize.pkl"
     _vec_normalize().save(good)
     bad = _rewrite_npz(good, tmp_path / "bad.npz", change)
-    with pytest.raises(ModelFileError, match=message):
+    with pytest.raises(ModelFileError, match=r"bad.npz: .*" + message) as refused:
         VecNormalize.load(bad, _vec_normalize(0).venv)
+    assert refused.value.path == str(bad)
     VecNormalize.load(good, _vec_normalize(0).venv)
 
 
@@ -479,6 +582,25 @@ def test_a_lying_replay_buffer_file_is_refused_before_allocating(
     ReplayBuffer.load(dqn_run / "replay_buffer.npz")
 
 
+def test_a_decompression_bomb_in_a_replay_buffer_file_is_refused_unread(
+    dqn_run: Path, tmp_path: Path
+) -> None:
+    import shutil
+    import zipfile
+
+    from lit_sb3_core.data.replay_buffer import ReplayBuffer
+    from lit_sb3_core.errors import ConfigurationError
+
+    bomb = shutil.copy(dqn_run / "replay_buffer.npz", tmp_path / "replay_buffer.npz")
+    with zipfile.ZipFile(bomb, "a", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("padding.npy", bytes(65 * 2**20))  # 65 MiB of zeros in about 64 KiB
+    with pytest.raises(
+        ConfigurationError, match=r"replay_buffer.npz': padding.npy would inflate from .*decompression bomb"
+    ):
+        ReplayBuffer.load(bomb)
+    ReplayBuffer.load(dqn_run / "replay_buffer.npz")
+
+
 def test_train_continuing_with_a_lying_replay_buffer_ends_in_an_error_line(
     dqn_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -521,7 +643,6 @@ def monitor_folder(tmp_path: Path) -> Path:
 
 
 def test_a_fifo_or_device_named_monitor_csv_is_refused_without_blocking(monitor_folder: Path) -> None:
-    import os
 
     pytest.importorskip("pandas")
     from lit_sb3.common.monitor import LoadMonitorResultsError, load_results
@@ -535,6 +656,13 @@ def test_a_fifo_or_device_named_monitor_csv_is_refused_without_blocking(monitor_
     (monitor_folder / "fifo.monitor.csv").unlink()
     (monitor_folder / "zero.monitor.csv").symlink_to("/dev/zero")
     with pytest.raises(LoadMonitorResultsError, match=r"zero.monitor.csv is a device"):
+        load_results(str(monitor_folder))
+    (monitor_folder / "zero.monitor.csv").unlink()
+    with open(monitor_folder / "huge.monitor.csv", "wb") as huge:  # sparse: 1 GiB + 1 byte, refused unread
+        huge.truncate(2**30 + 1)
+    with pytest.raises(
+        LoadMonitorResultsError, match=r"huge.monitor.csv is larger than the 1073741824 bytes"
+    ):
         load_results(str(monitor_folder))
 
 
@@ -659,7 +787,6 @@ def test_an_observation_shape_that_changes_at_a_later_reset_names_the_env_and_st
 
 
 def test_more_cpu_devices_than_cores_warns_with_the_default_strategy() -> None:
-    import os
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     with pytest.warns(
@@ -702,23 +829,17 @@ def _kill_mid_save(folder: Path) -> None:
     kill_mid_save(folder, KILLED_VEC_NORMALIZE_SAVER, str(folder))
 
 
+@pytest.mark.skipif(not hasattr(os, "O_TMPFILE"), reason="unnamed files (O_TMPFILE) are Linux's")
 def test_a_vec_normalize_save_killed_with_sigkill_loses_nothing_and_leaves_no_temporary(
     tmp_path: Path,
 ) -> None:
-    from lit_sb3.common.vec_env import VecNormalize
-
     for _ in range(3):
-        _kill_mid_save(tmp_path)
-        # the last complete file loads after every kill
-        assert (tmp_path / "vecnormalize.pkl").is_file()
-    assert any(p.name.endswith(".tmp") for p in tmp_path.iterdir()), "no save was killed mid-write"
-    with np.load(tmp_path / "vecnormalize.pkl", allow_pickle=False) as archive:
-        assert archive["obs/mean"].shape == (200_000,)
-    # The next save into the folder removes what the killed ones left.
-    env = _vec_normalize()
-    env.save(tmp_path / "other.npz")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.npz", "vecnormalize.pkl"]
-    VecNormalize.load(tmp_path / "other.npz", _vec_normalize(0).venv)
+        _kill_mid_save(tmp_path)  # killed while a file was being written (kill_mid_save waits for one)
+        # The last complete file loads after every kill, and the killed write left nothing (it had no name
+        # yet: the kernel removed it with the process).
+        with np.load(tmp_path / "vecnormalize.pkl", allow_pickle=False) as archive:
+            assert archive["obs/mean"].shape == (200_000,)
+        assert [p.name for p in tmp_path.iterdir()] == ["vecnormalize.pkl"]
 
 
 def test_checkpoint_callback_saves_vec_normalize_atomically_and_a_failed_save_keeps_the_earlier_ones(

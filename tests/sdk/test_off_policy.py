@@ -134,7 +134,7 @@ def test_random_warmup_is_seeded_and_box_actions_are_scaled() -> None:
     stored = buffer.actions[:39, 0, 0]
     # The env saw the unscaled action (the next observation's second entry) in [0, 4]; the buffer keeps
     # it scaled to [-1, 1].
-    seen = buffer.next_observations[""][:39, 0, 1]
+    seen = buffer.next_observations[:39, 0, 1]
     np.testing.assert_allclose(stored, seen / 2 - 1, atol=1e-6)
     assert stored.min() >= -1 and stored.max() <= 1 and np.ptp(stored) > 1
 
@@ -144,8 +144,8 @@ def test_truncation_keeps_the_final_observation_and_bootstraps() -> None:
     fit(model, 12)
     buffer = model.replay_buffer
     # Step 5 (row 4) ends the first episode by truncation: next_obs is the final one (t=5), not the reset.
-    assert buffer.next_observations[""][4, 0, 0] == 5.0
-    assert buffer.observations[""][5, 0, 0] == 0.0
+    assert buffer.next_observations[4, 0, 0] == 5.0
+    assert buffer.observations[5, 0, 0] == 0.0
     assert buffer.dones[4, 0] == 1 and buffer.timeouts[4, 0] == 1
     assert buffer._get_samples(np.array([4]), None).dones.item() == 0.0
 
@@ -172,7 +172,7 @@ def test_discrete_actions_are_stored_as_indices() -> None:
     fit(model, 30, discrete=True)
     actions = model.replay_buffer.actions[:30, 0, 0]
     assert set(actions.tolist()) <= {0, 1, 2}
-    np.testing.assert_array_equal(actions, model.replay_buffer.next_observations[""][:30, 0, 1])
+    np.testing.assert_array_equal(actions, model.replay_buffer.next_observations[:30, 0, 1])
 
 
 class Collect(Logger):
@@ -342,9 +342,9 @@ def test_learn_continues_episodes_in_flight_without_truncating_them() -> None:
     model.learn(4, reset_num_timesteps=False)
     buffer = model.replay_buffer
     assert buffer.timeouts[11, 0] == 0  # not cut: the same environments continued
-    assert buffer.observations[""][12, 0, 0] == 2.0  # step 13 continues that episode (t = 2)
+    assert buffer.observations[12, 0, 0] == 2.0  # step 13 continues that episode (t = 2)
     model.learn(4)  # reset_num_timesteps=True starts fresh episodes: the open one is cut
-    assert buffer.timeouts[15, 0] == 1 and buffer.observations[""][16, 0, 0] == 0.0
+    assert buffer.timeouts[15, 0] == 1 and buffer.observations[16, 0, 0] == 0.0
 
 
 def test_q_networks_skip_hook_dispatch_only_while_no_hook_is_registered() -> None:

@@ -273,14 +273,23 @@ class VecNormalize(VecEnvWrapper):
     @staticmethod
     def load(load_path: str | Path, venv: VecEnv) -> VecNormalize:
         """A ``VecNormalize`` around ``venv`` with the statistics and settings saved at ``load_path``."""
-        settings, arrays = _read(Path(load_path))
-        training = settings.pop("training")
-        wrapper = VecNormalize(venv, **settings)
+        path = Path(load_path)
+        settings, arrays = _read(path)
+        training = settings.pop("training", True)
+        try:
+            wrapper = VecNormalize(venv, **settings)
+        except ValueError as exc:  # norm_obs_keys or norm_obs that this env's observations do not have
+            raise ModelFileError(
+                f"{path}: the statistics do not fit this env ({str(exc).rstrip('.')}). Load them with the env "
+                "they were gathered on.",
+                path=path,
+                field="settings",
+            ) from None
         wrapper.training = training
         for key, normalizer in wrapper._obs_normalizers.items():
             prefix = "obs" if key is None else f"obs/{key}"
-            _restore(normalizer.rms, arrays, prefix)
-        _restore(wrapper._reward_normalizer.rms, arrays, "ret")
+            _restore(normalizer.rms, arrays, prefix, path)
+        _restore(wrapper._reward_normalizer.rms, arrays, "ret", path)
         return wrapper
 
 
@@ -310,15 +319,23 @@ def _moments(rms: Any, prefix: str) -> dict[str, np.ndarray]:
     }
 
 
-def _restore(module: Any, arrays: dict[str, np.ndarray], prefix: str) -> None:
+def _restore(module: Any, arrays: dict[str, np.ndarray], prefix: str, path: Path) -> None:
     try:
         mean, var, count = (arrays[f"{prefix}/{name}"] for name in ("mean", "var", "count"))
     except KeyError as missing:
-        raise ModelFileError(f"The VecNormalize file has no statistics {missing}.") from None
+        raise ModelFileError(
+            f"{path}: the VecNormalize file has no statistics {missing} (its settings ask for them). Save the "
+            "statistics again with VecNormalize.save.",
+            path=path,
+            field=prefix,
+        ) from None
     if mean.shape != tuple(module.mean.shape) or var.shape != mean.shape or count.shape != ():
         raise ModelFileError(
-            f"The VecNormalize file holds statistics of shape {mean.shape} (var {var.shape}, count "
-            f"{count.shape}) for {prefix}, the env needs {tuple(module.mean.shape)}."
+            f"{path}: the VecNormalize file holds statistics of shape {mean.shape} (var {var.shape}, count "
+            f"{count.shape}) for {prefix}, the env needs {tuple(module.mean.shape)}. Load them with the env "
+            "they were gathered on.",
+            path=path,
+            field=prefix,
         )
     module.mean.copy_(torch.as_tensor(mean))
     module.var.copy_(torch.as_tensor(var))
@@ -335,35 +352,41 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
             f"{path} is a pickle, as Stable-Baselines3's VecNormalize.save writes them; lit-sb3 never unpickles "
             "files (loading a pickle runs code from it). Convert it once where stable_baselines3 is installed "
             "and the file is trusted: `from lit_sb3.common.vec_env.vec_normalize import save_statistics; "
-            "save_statistics(stable_baselines3.common.vec_env.VecNormalize.load(path, venv), 'stats.npz')`."
+            "save_statistics(stable_baselines3.common.vec_env.VecNormalize.load(path, venv), 'stats.npz')`.",
+            path=path,
         )
     try:
         _check_npz_members(path)
         with np.load(path, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise ModelFileError(f"{path} is not a VecNormalize statistics file: {exc}") from None
+        raise ModelFileError(f"{path} is not a VecNormalize statistics file: {exc}", path=path) from None
     if str(arrays.get("format", "")) != _FORMAT or "settings" not in arrays:
-        raise ModelFileError(f"{path} is not a VecNormalize statistics file written by lit-sb3.")
+        raise ModelFileError(f"{path} is not a VecNormalize statistics file written by lit-sb3.", path=path)
     try:
         settings = json.loads(str(arrays["settings"]))
     except (ValueError, RecursionError) as exc:
-        raise ModelFileError(f"{path}: settings are not JSON ({type(exc).__name__}: {exc}).") from None
+        raise ModelFileError(
+            f"{path}: settings are not JSON ({type(exc).__name__}: {exc}).", path=path
+        ) from None
     if not isinstance(settings, dict):
-        raise ModelFileError(f"{path}: settings must be a JSON object, got {settings!r:.80}.")
+        raise ModelFileError(f"{path}: settings must be a JSON object, got {settings!r:.80}.", path=path)
     unknown = set(settings) - set(_SETTINGS)
     if unknown:
-        raise ModelFileError(f"{path} has unknown VecNormalize settings {sorted(unknown)}.")
+        raise ModelFileError(f"{path} has unknown VecNormalize settings {sorted(unknown)}.", path=path)
     _check_settings(settings, path)
     for name, array in arrays.items():
         if name.endswith(("/mean", "/var", "/count")):
             if array.dtype.kind not in "fiu" or not np.all(np.isfinite(array)):
                 raise ModelFileError(
                     f"{path}: {name} must hold finite numbers, got {array.dtype} values with NaN or infinity "
-                    "(the statistics diverged or the file was tampered with)."
+                    "(the statistics diverged or the file was tampered with).",
+                    path=path,
                 )
             if name.endswith(("/var", "/count")) and np.any(array < 0):
-                raise ModelFileError(f"{path}: {name} must not be negative (a variance or a count).")
+                raise ModelFileError(
+                    f"{path}: {name} must not be negative (a variance or a count).", path=path
+                )
     return settings, arrays
 
 
@@ -377,7 +400,8 @@ def _check_npz_members(path: Path) -> None:
             if info.file_size > _MAX_MEMBER_BYTES:
                 raise ModelFileError(
                     f"{path}: {info.filename} would unpack to {info.file_size} bytes, more than the "
-                    f"{_MAX_MEMBER_BYTES} a VecNormalize statistics file holds (damaged or a decompression bomb)."
+                    f"{_MAX_MEMBER_BYTES} a VecNormalize statistics file holds (damaged or a decompression bomb).",
+                    path=path,
                 )
 
 
@@ -385,7 +409,9 @@ def _check_settings(settings: dict[str, Any], path: Path) -> None:
     """Each setting has the type and range ``VecNormalize`` takes, before anything is built from it."""
     for key in ("training", "norm_obs", "norm_reward"):
         if key in settings and not isinstance(settings[key], bool):
-            raise ModelFileError(f"{path}: settings.{key} must be true or false, got {settings[key]!r:.80}.")
+            raise ModelFileError(
+                f"{path}: settings.{key} must be true or false, got {settings[key]!r:.80}.", path=path
+            )
     for key in ("clip_obs", "clip_reward", "epsilon"):
         value = settings.get(key)
         if key in settings and (
@@ -393,15 +419,19 @@ def _check_settings(settings: dict[str, Any], path: Path) -> None:
         ):
             raise ModelFileError(
                 f"{path}: settings.{key} must be a positive finite number, got {value!r:.80}. Save the "
-                "statistics again with VecNormalize.save."
+                "statistics again with VecNormalize.save.",
+                path=path,
             )
     gamma = settings.get("gamma")
     if "gamma" in settings and (
         isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma <= 1
     ):
-        raise ModelFileError(f"{path}: settings.gamma must be a number in [0, 1], got {gamma!r:.80}.")
+        raise ModelFileError(
+            f"{path}: settings.gamma must be a number in [0, 1], got {gamma!r:.80}.", path=path
+        )
     keys = settings.get("norm_obs_keys")
     if keys is not None and not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
         raise ModelFileError(
-            f"{path}: settings.norm_obs_keys must be null or a list of names, got {keys!r:.80}."
+            f"{path}: settings.norm_obs_keys must be null or a list of names, got {keys!r:.80}.",
+            path=path,
         )

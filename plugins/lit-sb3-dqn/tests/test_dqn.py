@@ -128,7 +128,7 @@ def test_cnn_policy_on_channel_last_images_with_compact_buffer() -> None:
         optimize_memory_usage=True,
         seed=0,
     ).learn(40)
-    assert model.replay_buffer.observations[""].dtype == np.uint8  # stored once, as bytes
+    assert model.replay_buffer.observations.dtype == np.uint8  # stored once, as bytes
     assert model.replay_buffer.next_observations is None and model.n_updates == 2
     action, _ = model.predict(image.sample(), deterministic=True)
     assert 0 <= int(action) < 3

@@ -83,7 +83,7 @@ def test_noise_is_drawn_per_chunk_and_every_sde_sample_freq_steps_and_warmup_use
     assert drawn_at == [t for t in range(40) if t % 8 == 0 or (t % 8) % 3 == 0]
 
     buffer, actor = model.replay_buffer, model.policy.actor
-    observations = torch.as_tensor(buffer.observations[""][:40, 0])
+    observations = torch.as_tensor(buffer.observations[:40, 0])
     with torch.no_grad():
         latent = actor.latent_pi(observations)
         mean = actor.mu(latent)

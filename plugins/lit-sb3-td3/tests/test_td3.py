@@ -80,7 +80,7 @@ def test_exploration_is_the_deterministic_action_plus_noise() -> None:
     buffer, policy = quiet.replay_buffer, quiet.policy
     with torch.no_grad():
         # Without action_noise TD3 acts deterministically, as in SB3: every stored action is mu(s).
-        expected = policy(torch.as_tensor(buffer.observations[""][:20, 0])).numpy()
+        expected = policy(torch.as_tensor(buffer.observations[:20, 0])).numpy()
     np.testing.assert_allclose(buffer.actions[:20, 0], expected, atol=1e-6)
     noisy = TD3(
         env="Pendulum-v1", action_noise={"type": "normal", "sigma": 0.3}, **{**SMALL, "learning_starts": 0}

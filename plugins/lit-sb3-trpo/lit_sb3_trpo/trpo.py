@@ -128,14 +128,13 @@ class TRPO(OnPolicyAlgorithm):
         self.cg_damping = check_number("cg_damping", cg_damping, minimum=0)
         # Each trial of the line search is shorter than the one before: a factor in (0, 1).
         self.line_search_shrinking_factor = check_number(
-            "line_search_shrinking_factor", line_search_shrinking_factor, minimum=0, exclusive_minimum=True
+            "line_search_shrinking_factor",
+            line_search_shrinking_factor,
+            minimum=0,
+            maximum=1,
+            exclusive_minimum=True,
+            exclusive_maximum=True,
         )
-        if not self.line_search_shrinking_factor < 1:
-            raise ConfigurationError(
-                f"line_search_shrinking_factor must be in (0, 1) so each trial is shorter, got "
-                f"{line_search_shrinking_factor!r}.",
-                field="line_search_shrinking_factor",
-            )
         self.line_search_max_iter = check_positive_int("line_search_max_iter", line_search_max_iter)
         self.n_critic_updates = check_positive_int("n_critic_updates", n_critic_updates)
         self.target_kl = check_positive_number("target_kl", target_kl)

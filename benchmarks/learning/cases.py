@@ -85,7 +85,7 @@ class LearningCase:
         a deterministic emulator, so a deterministic policy meets no randomness but the no-op reset's (1-30
         NOOPs), and a weak one collapses to one action: an untrained CNN policy presses LEFT every step and
         scores 0 in 9 of 10 games, and every evaluation of the first Breakout records (deterministic) had at
-        most 3 distinct scores in its 10 games. Such an evaluation measures which action the argmax happens
+        most 2 distinct scores in its 10 games. Such an evaluation measures which action the argmax happens
         to pick, not learning; sampled actions score an untrained policy near the random policy's level.
         (For DQN and QR-DQN, sampling is epsilon-greedy at the final exploration rate, in both libraries.)
         """

@@ -114,6 +114,23 @@ def commit() -> str | None:
 # --- the two libraries -----------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _training_random_state_kept() -> Iterator[None]:
+    """Runs the block, then puts the global torch, numpy and ``random`` states back as they were."""
+    import random
+
+    import numpy as np
+    import torch
+
+    states = (torch.get_rng_state(), np.random.get_state(), random.getstate())
+    try:
+        yield
+    finally:
+        torch.set_rng_state(states[0])
+        np.random.set_state(states[1])
+        random.setstate(states[2])
+
+
 class _Library:
     """One library's side of a run over the speed suite's code (``suite.libraries``): the same envs,
     hyperparameter translation and Atari stacks the speed benchmark uses, plus saving and resuming."""
@@ -143,14 +160,17 @@ class _Library:
 
     def evaluate(self) -> list[float]:
         """``eval_episodes`` episodes on fresh, identically seeded envs: deterministic on MuJoCo, whole
-        games with sampled actions on Atari (``LearningCase.eval_deterministic``)."""
+        games with sampled actions on Atari (``LearningCase.eval_deterministic``). The global random
+        states (torch, numpy, ``random``) are restored afterwards, so sampling in an evaluation never
+        changes what training draws next: a run is the same run whatever its evaluation schedule."""
         from suite.measure import evaluate
 
-        if self.case.atari:
-            return self.job.evaluate_games(
-                self.case.eval_episodes, deterministic=self.case.eval_deterministic
-            )
-        return evaluate(self.suite_case, self.job.predict, self.seed, self.case.eval_episodes)
+        with _training_random_state_kept():
+            if self.case.atari:
+                return self.job.evaluate_games(
+                    self.case.eval_episodes, deterministic=self.case.eval_deterministic
+                )
+            return evaluate(self.suite_case, self.job.predict, self.seed, self.case.eval_episodes)
 
     def callback(self, on_step: Any) -> Any:
         """A callback of this library's ``BaseCallback`` class calling ``on_step(num_timesteps)``."""

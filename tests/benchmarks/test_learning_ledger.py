@@ -246,3 +246,24 @@ def test_cases_are_rl_zoo_entries_within_budget(learning: ModuleType) -> None:
         assert case.eval_points[-1] == case.steps and case.cpu_s > 0, case.name
     hours = sum(case.cpu_s for case in cases) * 2 * len(learning.cases.SEEDS) / 3600
     assert hours <= 30, f"the ledger costs {hours:.1f} CPU-hours"
+
+
+def test_an_evaluation_leaves_trainings_random_streams_where_they_were(learning: ModuleType) -> None:
+    """Sampled evaluation actions must not shift what training draws next (torch, numpy, ``random``)."""
+    import numpy as np
+    import torch
+    from learning import run
+
+    torch.manual_seed(3)
+    np.random.seed(3)
+    random.seed(3)
+    with run._training_random_state_kept():
+        torch.rand(5), np.random.rand(5), random.random()  # an evaluation's draws
+    after = (torch.rand(3), np.random.rand(3), random.random())
+    torch.manual_seed(3)
+    np.random.seed(3)
+    random.seed(3)
+    untouched = (torch.rand(3), np.random.rand(3), random.random())
+    assert torch.equal(after[0], untouched[0])
+    assert np.array_equal(after[1], untouched[1])
+    assert after[2] == untouched[2]

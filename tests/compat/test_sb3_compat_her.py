@@ -88,3 +88,13 @@ def test_her_name_explains_it_is_a_replay_buffer_now() -> None:
         from lit_sb3 import HER
 
         HER("MlpPolicy")
+
+
+def test_check_env_failures_are_assertion_errors_as_in_sb3() -> None:
+    from lit_sb3_core.errors import EnvCheckError
+
+    env = BitFlippingEnv(n_bits=4)
+    del env.observation_space.spaces["observation"]  # reset() now returns a key the space lacks
+    with pytest.raises(AssertionError) as caught:
+        check_env(env)
+    assert isinstance(caught.value, EnvCheckError) and "observation" in str(caught.value)

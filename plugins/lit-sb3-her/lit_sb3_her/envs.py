@@ -94,7 +94,7 @@ class BitFlippingEnv(gym.Env[dict[str, Any], Any]):
             goal_space = spaces.Box(0, 255, shape=self.image_shape, dtype=np.uint8)
         else:
             goal_space = spaces.MultiBinary(self.n_bits)
-        self.observation_space = spaces.Dict(  # type: ignore[assignment]  # gymnasium's generic Space
+        self.observation_space = spaces.Dict(
             {"observation": goal_space, "achieved_goal": goal_space, "desired_goal": goal_space}
         )
         if self.continuous:
@@ -169,7 +169,7 @@ class BitFlippingEnv(gym.Env[dict[str, Any], Any]):
         desired = self.decode(desired_goal)
         return -np.any(achieved != desired, axis=-1).astype(np.float32)
 
-    def render(self) -> np.ndarray | None:  # type: ignore[override]  # gymnasium's generic RenderFrame
+    def render(self) -> np.ndarray | None:
         if self.render_mode == "rgb_array":
             return self.state.copy()
         if self.render_mode == "human":

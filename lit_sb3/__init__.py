@@ -19,6 +19,15 @@ from lit_sb3_core.foundation.first_party import FIRST_PARTY, SB3_BUFFER_CLASS_NA
 __all__ = [*lit_sb3_core.__all__, *SB3_CLASS_NAMES, *SB3_BUFFER_CLASS_NAMES]
 
 
+def HER(*args: Any, **kwargs: Any) -> Any:
+    """SB3 < 1.1's ``HER`` algorithm, since replaced by ``HerReplayBuffer``: says so and how to use it."""
+    raise ImportError(
+        "HER is not an algorithm any more (since Stable-Baselines3 1.1): it is a replay buffer, used as "
+        "SAC('MultiInputPolicy', env, replay_buffer_class=HerReplayBuffer). See the HER plugin's "
+        "documentation (plugins/lit-sb3-her/README.md) or SB3's at https://stable-baselines3.readthedocs.io/"
+    )
+
+
 def __getattr__(name: str) -> Any:
     if name in lit_sb3_core.__all__:
         value = getattr(lit_sb3_core, name)

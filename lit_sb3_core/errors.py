@@ -37,6 +37,7 @@ __all__ = [
     "ConflictingOptionsError",
     "DisallowedNameError",
     "DuplicateNameError",
+    "EnvCheckError",
     "EnvError",
     "EnvTimeoutError",
     "LitSb3Error",
@@ -245,6 +246,11 @@ class UnsupportedSpaceError(ConfigurationError, AssertionError):
 
 class EnvError(LitSb3Error, ValueError):
     """An environment (id, instance, factory or vector env) that cannot be used as given."""
+
+
+class EnvCheckError(EnvError, AssertionError):
+    """``check_env`` found an env that breaks the gymnasium API; an ``AssertionError`` too, as SB3's
+    ``check_env`` raises one, so code written against SB3 catches it."""
 
 
 class EnvTimeoutError(EnvError):

@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium import spaces
 
 from lit_sb3_core.envs.guards import CheckedEnv
-from lit_sb3_core.errors import EnvError
+from lit_sb3_core.errors import EnvCheckError, EnvError
 
 __all__ = ["check_env"]
 
@@ -53,6 +53,25 @@ def check_env(env: gym.Env, warn: bool = True, skip_render_check: bool = True) -
         raise ValueError(f"The continuous action space {action_space} needs finite lower and upper bounds.")
     if warn:
         _warn_about_spaces(env.observation_space, action_space)
+    try:
+        observations = _run_checked(env, action_space)
+    except EnvError as error:
+        if isinstance(error, AssertionError):
+            raise
+        raise EnvCheckError(str(error)) from error
+    observation = observations[-1]
+    if warn:
+        _warn_about_values(observations)
+    if isinstance(env.observation_space, spaces.Dict) and {"achieved_goal", "desired_goal"} <= set(
+        env.observation_space.spaces
+    ):
+        _check_compute_reward(env, observation)
+    if not skip_render_check and env.render_mode is not None:
+        env.render()
+
+
+def _run_checked(env: gym.Env, action_space: spaces.Space) -> list[Any]:
+    """Reset and 10 random steps through lit-sb3's env checks; the observations seen (the last one current)."""
     checked = CheckedEnv(env, 0, "checked")
     observation, _ = checked.reset(seed=0)
     observations = [observation]
@@ -63,14 +82,8 @@ def check_env(env: gym.Env, warn: bool = True, skip_render_check: bool = True) -
             raise EnvError(f"The env returned a non-finite reward {reward!r}.")
         if terminated or truncated:
             observation, _ = checked.reset()
-    if warn:
-        _warn_about_values(observations)
-    if isinstance(env.observation_space, spaces.Dict) and {"achieved_goal", "desired_goal"} <= set(
-        env.observation_space.spaces
-    ):
-        _check_compute_reward(env, observation)
-    if not skip_render_check and env.render_mode is not None:
-        env.render()
+            observations.append(observation)
+    return observations
 
 
 def _warn(message: str) -> None:

@@ -232,7 +232,12 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self.checkpoint_replay_buffer = bool(checkpoint_replay_buffer)
         self._noise_source = action_noise
         noise_to_spec(action_noise)  # validate early
-        self.action_noise: ActionNoise | None = None
+        # The noise object the user passed is the model's from the start (SB3's model.action_noise); it is
+        # sized for the envs, and seeded once, when training first starts (a spec dict becomes one then).
+        self.action_noise: ActionNoise | None = (
+            action_noise if isinstance(action_noise, ActionNoise) else None
+        )
+        self._noise_seeded = False
         self.replay_buffer: ReplayBuffer | None = None
         self.episode_num = 0
         self.n_calls = 0
@@ -376,8 +381,9 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 self.action_noise if self.action_noise is not None else self._noise_source,
                 int(np.prod(self.action_space.shape)),
                 n_envs,
-                seed=self._rank_seed(2) if self.action_noise is None else None,
+                seed=self._rank_seed(2) if not self._noise_seeded else None,
             )
+            self._noise_seeded = True
             self._action_low = np.asarray(self.action_space.low, dtype=np.float32)
             self._action_high = np.asarray(self.action_space.high, dtype=np.float32)
         if self.exploration_rng is None:

@@ -37,6 +37,7 @@ bookkeeping and the HER settings, without pickle, like every lit-sb3 buffer.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any, cast
@@ -92,6 +93,18 @@ def _reward_function_of(env: Any) -> tuple[RewardFunction, gym.Env | None]:
     """
     owned: gym.Env | None = None
     target = env
+    if not isinstance(env, (VectorEnv, gym.Env)) and callable(getattr(env, "env_method", None)):
+        # An SB3-API VecEnv (DummyVecEnv, SubprocVecEnv, make_vec_env): its first env answers, as in SB3.
+        def first_env(achieved: np.ndarray, desired: np.ndarray, infos: list[dict[str, Any]]) -> Any:
+            return env.env_method("compute_reward", achieved, desired, infos, indices=[0])[0]
+
+        if not env.has_attr("compute_reward"):
+            raise ConfigurationError(
+                "HerReplayBuffer needs an environment with a compute_reward(achieved_goal, desired_goal, "
+                f"info) method to relabel transitions, and the envs of {type(env).__name__} have none. Use a "
+                "goal-conditioned environment (gymnasium-robotics' GoalEnv, BitFlippingEnv) or add the method."
+            )
+        return first_env, None
     if isinstance(env, VectorEnv):
         base = env.unwrapped
         if isinstance(base, SyncVectorEnv):
@@ -275,6 +288,33 @@ class HerReplayBuffer(DictReplayBuffer):
         super().truncate_last_transition()
         for env in in_progress:
             self._end_episode(int(env))
+
+    def truncate_last_trajectory(self) -> None:
+        """SB3's name: end the episodes in progress as truncated, warning that they are cut short.
+
+        Called before training resumes on freshly reset environments (``load_replay_buffer(...,
+        truncate_last_traj=True)``): the stored episodes in progress will never see their end.
+        """
+        if (self._current_ep_len > 0).any():
+            warnings.warn(
+                "The last trajectory in the replay buffer will be truncated: the episodes in progress "
+                "end here (as timeouts), and the environments should be reset before training continues.",
+                stacklevel=2,
+            )
+        self.truncate_last_transition()
+        self._current_ep_start[:] = self.pos
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles leave the environment out (it holds processes and locks), as SB3's buffer does;
+        ``set_env`` gives the copy one again."""
+        state = self.__dict__.copy()
+        state.update(env=None, _compute_reward=None, _owned_env=None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._flat_ep_start = self.ep_start.reshape(-1)  # views again: a copy made them separate arrays
+        self._flat_ep_length = self.ep_length.reshape(-1)
 
     def reset(self) -> None:
         super().reset()

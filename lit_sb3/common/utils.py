@@ -25,6 +25,7 @@ from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.spaces import obs_to_tensor
 from lit_sb3_core.nets.losses import quantile_huber_loss
 from lit_sb3_core.nets.off_policy_policies import polyak_update
+from lit_sb3_core.sb3.logger import configure_logger
 
 Schedule = Callable[[float], float]
 
@@ -34,6 +35,7 @@ __all__ = [
     "LinearSchedule",
     "check_for_correct_spaces",
     "check_shape_equal",
+    "configure_logger",
     "conjugate_gradient_solver",
     "constant_fn",
     "explained_variance",

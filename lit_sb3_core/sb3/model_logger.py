@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from lit_sb3_core.sb3.logger import HumanOutputFormat, Logger, output_for
+from lit_sb3_core.sb3.logger import HumanOutputFormat, Logger, default_log_folder, output_for
 
 __all__ = ["SB3Logging"]
 
@@ -45,16 +45,25 @@ class SB3Logging:
         object.__setattr__(self, "_custom_logger", logger)
 
     def _default_outputs(self) -> list[Any]:
-        outputs: list[Any] = [output_for(logger) for logger in self.loggers]  # type: ignore[attr-defined]
-        if getattr(self, "verbose", 0) >= 1:
-            outputs.append(HumanOutputFormat(sys.stdout))
-        return outputs
+        # SB3's order: the console first (verbose=1), then the files (the run's Lightning loggers).
+        outputs: list[Any] = [HumanOutputFormat(sys.stdout)] if getattr(self, "verbose", 0) >= 1 else []
+        return outputs + [output_for(logger) for logger in self.loggers]  # type: ignore[attr-defined]
+
+    def _default_folder(self) -> str:
+        """SB3's ``logger.dir``: the run's log folder (``<tensorboard_log>/<tb_log_name>_<N>``), else
+        ``SB3_LOGDIR`` or a new name in the temporary folder (nothing is written there)."""
+        for logger in self.loggers:  # type: ignore[attr-defined]
+            log_dir = getattr(logger, "log_dir", None)
+            if log_dir:
+                return str(log_dir)
+        return default_log_folder()
 
     def refresh_logger_outputs(self) -> None:
         """Point the default logger at the current run's Lightning loggers (called when training starts)."""
         self.logger  # noqa: B018 -- creates the default logger
         if self._default_logger is not None:
             self._default_logger.output_formats = self._default_outputs()
+            self._default_logger.dir = self._default_folder()
 
     def write_record(self, record: dict[str, Any], step: int) -> dict[str, Any]:
         """Record ``record`` and dump everything recorded since the last dump; returns what was written."""

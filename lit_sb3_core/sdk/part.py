@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 __all__ = ["AlgorithmPart"]
 
 if TYPE_CHECKING:
+    from collections import deque
     from typing import Protocol, TypeVar
 
     import lightning as L
@@ -54,6 +55,9 @@ if TYPE_CHECKING:
         def configure_normalization(self, config: dict[str, Any] | None) -> None: ...
         def _start_metric_window(self) -> None: ...
         def write_record(self, record: dict[str, Any], step: int) -> dict[str, Any]: ...
+        @property
+        def ep_success_buffer(self) -> deque[bool]: ...
+        def clear_success_window(self) -> None: ...
 
     class AlgorithmPart(L.LightningModule, _Methods):
         """RLAlgorithm's attributes, as its parts see them."""

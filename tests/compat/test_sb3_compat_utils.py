@@ -143,3 +143,17 @@ def test_policy_recognises_channel_last_images_of_a_channel_first_space(model: A
     tensor, batched = policy.obs_to_tensor(last)
     assert not batched and tuple(tensor.shape) == (1, 3, 8, 6)
     assert torch.equal(tensor[0].cpu(), torch.as_tensor(image))
+
+
+def test_a2c_takes_one_step_rollouts_and_falsy_callback_values_stop_it() -> None:
+    from lit_sb3.common.callbacks import BaseCallback
+
+    class Stop(BaseCallback):
+        def _on_step(self):
+            return np.bool_(False)
+
+    stop = Stop()
+    A2C("MlpPolicy", "CartPole-v1", n_steps=1, stats_window_size=1).learn(10, callback=stop)
+    assert stop.n_calls == 1
+    with pytest.raises(ConfigurationError, match="advantage normalization"):
+        lit_sb3.PPO("MlpPolicy", "CartPole-v1", n_steps=1, batch_size=2).learn(10)

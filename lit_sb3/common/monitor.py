@@ -273,7 +273,8 @@ def load_results(path: str) -> Any:
         import pandas
     except ImportError as exc:
         raise ImportError(
-            "load_results needs pandas: pip install pandas (or pip install 'lit-sb3-core[plot]')."
+            "pandas is required for loading results (load_results): pip install pandas (or pip install "
+            "'lit-sb3-core[plot]')."
         ) from exc
     files = get_monitor_files(path)
     if not files:

@@ -3,12 +3,21 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from lit_sb3.common.monitor import load_results
+
+# As SB3: importing this module without its optional dependencies fails at once, naming the missing one.
+for _package in ("pandas", "matplotlib"):
+    if importlib.util.find_spec(_package) is None:
+        raise ImportError(
+            f"{_package} is required for plotting (lit_sb3.common.results_plotter): pip install {_package}, "
+            "or pip install 'lit-sb3-core[plot]'."
+        )
 
 __all__ = [
     "EPISODES_WINDOW",
@@ -59,7 +68,7 @@ def _pyplot() -> Any:
     try:
         from matplotlib import pyplot
     except ImportError as exc:
-        raise ImportError("Plotting needs matplotlib: pip install 'lit-sb3-core[plot]'.") from exc
+        raise ImportError("matplotlib is required for plotting: pip install 'lit-sb3-core[plot]'.") from exc
     return pyplot
 
 

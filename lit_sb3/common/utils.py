@@ -21,9 +21,11 @@ import torch
 from gymnasium import spaces
 
 from lit_sb3_core._version import __version__
+from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.spaces import obs_to_tensor
 from lit_sb3_core.nets.losses import quantile_huber_loss
 from lit_sb3_core.nets.off_policy_policies import polyak_update
+from lit_sb3_core.sb3.logger import configure_logger
 
 Schedule = Callable[[float], float]
 
@@ -33,6 +35,7 @@ __all__ = [
     "LinearSchedule",
     "check_for_correct_spaces",
     "check_shape_equal",
+    "configure_logger",
     "conjugate_gradient_solver",
     "constant_fn",
     "explained_variance",
@@ -89,17 +92,22 @@ def get_latest_run_id(log_path: str = "", log_name: str = "") -> int:
 
 
 def get_system_info(print_info: bool = True) -> tuple[dict[str, str], str]:
-    """Versions of the system and the libraries that matter for reproducing a run."""
+    """Versions of the system and the libraries that matter for reproducing a run.
+
+    SB3's keys; ``"Stable-Baselines3"`` is the version of the package that provides SB3's API here
+    (``lit_sb3.__version__``), and the text names it lit-sb3.
+    """
     info = {
         "OS": re.sub(r"#(\d)", r"# \1", f"{platform.platform()} {platform.version()}"),
         "Python": platform.python_version(),
-        "lit-sb3": __version__,
+        "Stable-Baselines3": __version__,
         "PyTorch": torch.__version__,
         "GPU Enabled": str(torch.cuda.is_available()),
         "Numpy": np.__version__,
         "Gymnasium": gym.__version__,
     }
-    text = "".join(f"- {key}: {value}\n" for key, value in info.items())
+    names = {"Stable-Baselines3": "lit-sb3"}
+    text = "".join(f"- {names.get(key, key)}: {value}\n" for key, value in info.items())
     if print_info:
         print(text)
     return info, text
@@ -260,15 +268,20 @@ def check_for_correct_spaces(env: Any, observation_space: spaces.Space, action_s
         raise ValueError(f"Action spaces do not match: {action_space} != {env.action_space}")
 
 
+class _SpaceShapeError(ConfigurationError, AssertionError):
+    """Two spaces that should have the same shapes do not (SB3 asserts it)."""
+
+
 def check_shape_equal(space1: spaces.Space, space2: spaces.Space) -> None:
-    """Raise ValueError unless two Box spaces (or Dicts of them, key by key) have the same shapes."""
+    """Raise an AssertionError (as SB3; a ConfigurationError too) unless two Box spaces (or Dicts of them, key
+    by key) have the same shapes."""
     if isinstance(space1, spaces.Dict):
         if not isinstance(space2, spaces.Dict) or space1.spaces.keys() != space2.spaces.keys():
-            raise ValueError(f"The spaces have different keys or types: {space1} and {space2}.")
+            raise _SpaceShapeError(f"The spaces have different keys or types: {space1} and {space2}.")
         for key in space1.spaces:
             check_shape_equal(space1.spaces[key], space2.spaces[key])
     elif isinstance(space1, spaces.Box) and space1.shape != space2.shape:
-        raise ValueError(f"The spaces have different shapes: {space1.shape} and {space2.shape}.")
+        raise _SpaceShapeError(f"The spaces have different shapes: {space1.shape} and {space2.shape}.")
 
 
 def _vectorized(observation: Any, shape: tuple[int, ...], space: spaces.Space) -> bool:

@@ -60,6 +60,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
             n_eval_episodes=args.episodes,
             deterministic=not args.stochastic,
             return_episode_rewards=True,
+            warn=False,  # the env built above is the raw env: its episodes are the real ones
         )
     finally:
         env.close()

@@ -281,7 +281,9 @@ def _make_evaluator(trial: Any, args: argparse.Namespace) -> Any:
             self.pruned = False
 
         def evaluate(self, model: Any) -> float:
-            mean, _ = evaluate_policy(model, self.env, n_eval_episodes=args.eval_episodes, deterministic=True)
+            mean, _ = evaluate_policy(
+                model, self.env, n_eval_episodes=args.eval_episodes, deterministic=True, warn=False
+            )
             if not math.isfinite(float(mean)):
                 raise ValueError(f"evaluation returned {mean}")
             return float(mean)

@@ -8,12 +8,14 @@ from typing import Any, Literal, overload
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.vector import VectorEnv
+from gymnasium.vector import VectorEnv, VectorWrapper
+from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
-from lit_sb3_core.envs.episodes import finished_episodes, records_episodes
+from lit_sb3_core.envs.episodes import records_episodes
 from lit_sb3_core.envs.make import make_vector_env
 from lit_sb3_core.envs.masks import get_action_masks
 from lit_sb3_core.foundation.checks import check_positive_int
+from lit_sb3_core.sb3.vec_env_views import GymnasiumVecEnv, find_vec_wrapper, is_sb3_vec_env, sb3_infos
 
 __all__ = ["evaluate_policy"]
 
@@ -94,10 +96,13 @@ def evaluate_policy(
         n_eval_episodes: number of episodes, at least 1.
         deterministic: use the distribution's mode instead of sampling.
         render: call ``env.render()`` after every step.
-        callback: called after every step with ``(locals(), globals())``.
+        callback: called after every step, once per sub-env still short of its episodes, with
+            ``(locals(), globals())``: ``observations``, ``new_observations``, ``reward``, ``done``, ``info``
+            (SB3's per-env info), ``i`` (the sub-env) and ``model`` among them, as in SB3.
         reward_threshold: raise AssertionError when the mean return is below it.
         return_episode_rewards: return the per-episode lists instead of mean and std.
-        warn: unused for vector envs built here; kept for SB3 signature compatibility.
+        warn: warn (UserWarning) when no episode recorder (``Monitor``, ``RecordEpisodeStatistics``,
+            ``VecMonitor``) wraps the env, as SB3 does.
         use_masking: pass the env's ``action_masks()`` to ``predict`` (MaskablePPO).
         episode_callback: lit-sb3 only: called with the returns so far whenever an episode is counted
             (the evaluation progress bar uses it).
@@ -107,10 +112,30 @@ def evaluate_policy(
     """
     check_positive_int("n_eval_episodes", n_eval_episodes)
     owns_env = isinstance(env, str)
-    vec_env = make_vector_env(env, 1) if not isinstance(env, VectorEnv) else make_vector_env(env)
+    if owns_env:  # built here, with a recorder: the episodes counted are the env's own
+        vec_env = make_vector_env(env, 1, wrappers=[gym.wrappers.RecordEpisodeStatistics])
+    else:
+        vec_env = make_vector_env(env)
     try:
+        monitored = _is_monitored(env, vec_env)
+        if warn and not monitored:
+            warnings.warn(
+                "The evaluation env is not wrapped in a Monitor (or gymnasium's RecordEpisodeStatistics): the "
+                "episode returns and lengths reported are those the outermost wrappers produce, which may be "
+                "modified (clipped rewards, episodes cut at a lost life). Wrap each env in Monitor first.",
+                UserWarning,
+                stacklevel=2,
+            )
         rewards, lengths = _run_episodes(
-            model, vec_env, n_eval_episodes, deterministic, render, callback, use_masking, episode_callback
+            model,
+            vec_env,
+            n_eval_episodes,
+            deterministic,
+            render,
+            callback,
+            use_masking,
+            episode_callback,
+            monitored,
         )
     finally:
         if owns_env:
@@ -123,6 +148,29 @@ def evaluate_policy(
     return mean_reward, std_reward
 
 
+def _is_monitored(source: Any, env: VectorEnv) -> bool:
+    """Whether episode statistics are recorded: inside every sub-env (``Monitor``), or by a vector-level
+    recorder (gymnasium's ``RecordEpisodeStatistics``, as on a training env; SB3's ``VecMonitor``), as SB3
+    checks."""
+    if records_episodes(env) or _records_vector_episodes(env):
+        return True
+    if is_sb3_vec_env(source):
+        if find_vec_wrapper(source, "VecMonitor") is not None:
+            return True
+        view = find_vec_wrapper(source, GymnasiumVecEnv)
+        return view is not None and _records_vector_episodes(view.vector_env)
+    return False
+
+
+def _records_vector_episodes(env: VectorEnv) -> bool:
+    current: Any = env
+    while isinstance(current, VectorWrapper):
+        if isinstance(current, RecordEpisodeStatistics):
+            return True
+        current = current.env
+    return False
+
+
 def _run_episodes(
     model: Any,
     env: VectorEnv,
@@ -132,7 +180,12 @@ def _run_episodes(
     callback: Callable[[dict[str, Any], dict[str, Any]], None] | None,
     use_masking: bool,
     episode_callback: Callable[[list[float]], None] | None = None,
+    monitored: bool = False,
 ) -> tuple[list[float], list[int]]:
+    """SB3's loop: after every step, for each sub-env still short of its episodes, ``reward``, ``done`` and
+    ``info`` (SB3's per-env info) are set and ``callback(locals(), globals())`` is called; a finished episode
+    counts with the recorder's return and length when ``monitored`` (an episode end the recorder did not see,
+    such as a lost life, does not count), else with the sums seen here."""
     n_envs = env.num_envs
     targets = np.array([(n_eval_episodes + i) // n_envs for i in range(n_envs)], dtype=int)
     counts = np.zeros(n_envs, dtype=int)
@@ -140,7 +193,6 @@ def _run_episodes(
     current_lengths = np.zeros(n_envs, dtype=int)
     episode_rewards: list[float] = []
     episode_lengths: list[int] = []
-    recorded = records_episodes(env)
     observations, _ = env.reset()
     states = None
     episode_starts = np.ones(n_envs, dtype=bool)
@@ -157,29 +209,39 @@ def _run_episodes(
                 deterministic=deterministic,
                 **kwargs,
             )
-            observations, rewards, terminated, truncated, infos = env.step(actions)
+            new_observations, rewards, terminated, truncated, step_infos = env.step(actions)
             current_rewards += rewards
             current_lengths += 1
             dones = np.logical_or(terminated, truncated)
-            finished = finished_episodes(infos) if recorded else {}
-            for i in np.flatnonzero(dones).tolist():
-                if recorded:
-                    if i not in finished:  # an episode of the wrappers above the recorder (a lost life)
+            if callback is None and not dones.any():
+                episode_starts[counts < targets] = False
+            else:
+                infos = sb3_infos(step_infos, terminated, truncated)
+                for i in range(n_envs):
+                    if counts[i] >= targets[i]:
                         continue
-                    episode = finished[i]
-                else:
-                    episode = (float(current_rewards[i]), int(current_lengths[i]))
-                if counts[i] < targets[i]:
-                    episode_rewards.append(episode[0])
-                    episode_lengths.append(episode[1])
-                    counts[i] += 1
-                    if episode_callback is not None:
-                        episode_callback(episode_rewards)
-                current_rewards[i] = 0.0
-                current_lengths[i] = 0
-            episode_starts = dones
-            if callback is not None:
-                callback(locals(), globals())
+                    # what the callback reads, as in SB3
+                    reward, done, info = rewards[i], dones[i], infos[i]
+                    episode_starts[i] = done
+                    if callback is not None:
+                        callback(locals(), globals())
+                    if not done:
+                        continue
+                    if not monitored:
+                        episode = (float(current_rewards[i]), int(current_lengths[i]))
+                    elif "episode" in info:
+                        episode = (float(info["episode"]["r"]), int(info["episode"]["l"]))
+                    else:  # an episode of the wrappers above the recorder (a lost life)
+                        episode = None
+                    if episode is not None:
+                        episode_rewards.append(episode[0])
+                        episode_lengths.append(episode[1])
+                        counts[i] += 1
+                        if episode_callback is not None:
+                            episode_callback(episode_rewards)
+                    current_rewards[i] = 0.0
+                    current_lengths[i] = 0
+            observations = new_observations
             if render:
                 env.render()
     return episode_rewards, episode_lengths

@@ -19,6 +19,7 @@ This module imports gymnasium and numpy only: async workers started with the spa
 
 from __future__ import annotations
 
+import inspect
 import pickle
 from collections.abc import Mapping
 from typing import Any
@@ -121,6 +122,15 @@ def observation_problem(space: spaces.Space, obs: Any, path: str = "observation"
     return None
 
 
+def _takes_options(reset: Any) -> bool:
+    """Whether ``reset`` accepts ``options=`` (else CheckedEnv keeps passing ``seed`` alone, as SB3 does)."""
+    try:
+        parameters = inspect.signature(reset).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == "options" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
 class CheckedEnv(gym.Wrapper):
     """Checks one env's first ``reset`` and first ``step``, then gets out of the way.
 
@@ -204,7 +214,7 @@ class CheckedEnv(gym.Wrapper):
                 f"reset(): {problem}. Fix the environment's observation_space or what reset() returns."
             )
         self._reset_checked = True
-        if not self.in_worker:
+        if not self.in_worker and _takes_options(self.env.reset):
             self.reset = self.env.reset  # type: ignore[method-assign]  # checked once; no cost from now on
         return result
 

@@ -17,6 +17,7 @@ next successful write into that folder removes the temporaries of processes that
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import re
 import secrets
@@ -168,5 +169,7 @@ def _fsync_folder(folder: Path) -> None:
 def next_run_id(log_root: Path, run_name: str) -> int:
     """1 + the largest N among ``<log_root>/<run_name>_<N>`` folders (1 when there are none)."""
     pattern = re.compile(rf"^{re.escape(run_name)}_(\d+)$")
-    found = [int(m.group(1)) for p in log_root.glob(f"{run_name}_*") if (m := pattern.match(p.name))]
+    found = [
+        int(m.group(1)) for p in log_root.glob(f"{glob.escape(run_name)}_*") if (m := pattern.match(p.name))
+    ]
     return max(found, default=0) + 1

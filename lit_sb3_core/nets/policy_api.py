@@ -25,6 +25,7 @@ from gymnasium import spaces
 from lit_sb3_core.errors import ModelFileError
 from lit_sb3_core.foundation.spaces import (
     describe_space,
+    is_image_space,
     obs_to_tensor,
     space_from_json,
     space_to_json,
@@ -35,6 +36,39 @@ __all__ = ["PolicyAPI"]
 
 _POLICY_JSON = "policy.json"
 _POLICY_WEIGHTS = "policy.safetensors"
+
+
+def _channels_first(observation: np.ndarray, space: spaces.Space | None) -> np.ndarray:
+    """``observation`` in ``space``'s layout when it is a channel-last (HxWxC) image of a channel-first image
+    space (SB3's ``maybe_transpose``); otherwise unchanged."""
+    shape = observation.shape
+    if (
+        space is None
+        or not is_image_space(space)
+        or shape == space.shape
+        or shape[1:] == space.shape
+        or len(shape) < 3
+    ):
+        return observation
+    moved = np.moveaxis(observation, -1, -3)
+    return moved if moved.shape == space.shape or moved.shape[1:] == space.shape else observation
+
+
+def _is_batch(observation: np.ndarray, space: spaces.Space) -> bool:
+    shape = _channels_first(observation, space).shape
+    if shape == space.shape:
+        return False
+    if shape[1:] == space.shape:
+        return True
+    raise ValueError(
+        f"Unexpected observation shape {observation.shape} for {describe_space(space)}: expected {space.shape} "
+        f"or (n_envs, {', '.join(map(str, space.shape or ()))})."
+    )
+
+
+def _batched(observation: np.ndarray, space: spaces.Space | None, vectorized: bool) -> np.ndarray:
+    observation = _channels_first(observation, space)
+    return observation if vectorized else observation[None]
 
 
 def _class_name(cls: type) -> str:
@@ -118,30 +152,28 @@ class PolicyAPI:
         self.train(mode)  # type: ignore[attr-defined]
 
     def is_vectorized_observation(self, observation: Any) -> bool:
-        """Whether ``observation`` is a batch (one row per env) rather than a single observation."""
+        """Whether ``observation`` is a batch (one row per env) rather than a single observation.
+
+        A channel-last image given to a policy whose image space is channel-first (SB3's models see images
+        through ``VecTransposeImage``) is recognised in either layout, as in SB3.
+        """
         space = self.observation_space
         if isinstance(space, spaces.Dict):
             first = next(iter(space.spaces))
-            return np.asarray(observation[first]).shape != space.spaces[first].shape
-        shape = np.asarray(observation).shape
-        if shape == space.shape:
-            return False
-        if shape[1:] == space.shape:
-            return True
-        raise ValueError(
-            f"Unexpected observation shape {shape} for {describe_space(space)}: expected {space.shape} or "
-            f"(n_envs, {', '.join(map(str, space.shape or ()))})."
-        )
+            return _is_batch(np.asarray(observation[first]), space.spaces[first])
+        return _is_batch(np.asarray(observation), space)
 
     def obs_to_tensor(self, observation: Any) -> tuple[Any, bool]:
         """The observation as a batch of tensors on the policy's device, and whether it was a batch."""
         vectorized = self.is_vectorized_observation(observation)
+        space = self.observation_space
         if isinstance(observation, dict):
+            subspaces = space.spaces if isinstance(space, spaces.Dict) else {}
             batch: Any = {
-                k: np.asarray(v) if vectorized else np.asarray(v)[None] for k, v in observation.items()
+                k: _batched(np.asarray(v), subspaces.get(k), vectorized) for k, v in observation.items()
             }
         else:
-            batch = np.asarray(observation) if vectorized else np.asarray(observation)[None]
+            batch = _batched(np.asarray(observation), space, vectorized)
         return obs_to_tensor(batch, self.device), vectorized
 
     @property

@@ -63,6 +63,10 @@ class SB3Attributes:
             object.__setattr__(self, "_success_window", deque(maxlen=self.stats_window_size))
         return self._success_window  # type: ignore[return-value]
 
+    def clear_success_window(self) -> None:
+        """Forget the recent ``is_success`` values (a new run, ``learn(reset_num_timesteps=True)``, as SB3)."""
+        object.__setattr__(self, "_success_window", None)
+
     def record_episode_ends(self, infos: dict[str, Any]) -> None:
         """Collect ``is_success`` from the final infos of episodes that just ended (the loops call it when
         ``"final_info" in infos``, which gymnasium sets only on such steps)."""

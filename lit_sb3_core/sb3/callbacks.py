@@ -380,17 +380,11 @@ class EvalCallback(EventCallback):
         return True
 
     def _log_success(self, locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
-        """``evaluate_policy``'s per-step callback: the ``is_success`` of every episode that ended."""
-        from lit_sb3_core.sb3.vec_env_views import sb3_infos
-
-        dones = locals_.get("dones")
-        if dones is None or not np.any(dones):
-            return
-        infos = sb3_infos(locals_["infos"], locals_["terminated"], locals_["truncated"])
-        for index in np.flatnonzero(dones):
-            success = infos[index].get("is_success")
+        """``evaluate_policy``'s per-env callback: the ``is_success`` of an episode that ended (SB3's)."""
+        if locals_["done"]:
+            success = locals_["info"].get("is_success")
             if success is not None:
-                self._is_success_buffer.append(bool(success))
+                self._is_success_buffer.append(success)
 
     def evaluate(self) -> bool:
         """Run one evaluation now; returns whether training should continue."""

@@ -56,11 +56,14 @@ __all__ = [
     "TensorBoardOutputFormat",
     "Video",
     "configure",
+    "configure_logger",
+    "default_log_folder",
     "filter_excluded_keys",
     "make_output_format",
     "output_for",
     "read_csv",
     "read_json",
+    "tensorboard_run_name",
 ]
 
 DEBUG, INFO, WARN, ERROR, DISABLED = 10, 20, 30, 40, 50
@@ -111,11 +114,19 @@ class FormatUnsupportedError(NotImplementedError):
         )
 
 
+def _excluded_from(excluded: str | tuple[str, ...] | None, *formats: str) -> bool:
+    """Whether ``exclude=`` (a format name or a tuple of them, as SB3 takes it) names one of ``formats``."""
+    if not excluded:
+        return False
+    names = (excluded,) if isinstance(excluded, str) else tuple(excluded)
+    return any(fmt in names for fmt in formats)
+
+
 def filter_excluded_keys(
     key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], _format: str
 ) -> dict[str, Any]:
     """``key_values`` without the keys excluded from ``_format``."""
-    return {k: v for k, v in key_values.items() if _format not in (key_excluded.get(k) or ())}
+    return {k: v for k, v in key_values.items() if not _excluded_from(key_excluded.get(k), _format)}
 
 
 # outputs ------------------------------------------------------------------------------------------------
@@ -175,12 +186,14 @@ class HumanOutputFormat(KVWriter, SeqWriter):
         self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0
     ) -> None:
         shown = {
-            k: v for k, v in key_values.items() if not {"stdout", "log"} & set(key_excluded.get(k) or ())
+            k: v for k, v in key_values.items() if not _excluded_from(key_excluded.get(k), "stdout", "log")
         }
         _refuse_media(shown, ["stdout", "log"])
         if not shown:
+            warnings.warn("Tried to write empty key-value dict", UserWarning, stacklevel=2)
             return
         rows: list[tuple[str, str]] = []
+        seen: set[tuple[str | None, str]] = set()
         group = None
         for key in sorted(shown):
             value = shown[key]
@@ -189,7 +202,14 @@ class HumanOutputFormat(KVWriter, SeqWriter):
             if slash and prefix != group:
                 group = prefix
                 rows.append((self._short(prefix + "/"), ""))
-            rows.append((self._short(f"   {name}" if slash else key), self._short(text)))
+            shown_key = self._short(f"   {name}" if slash else key)
+            if (group if slash else None, shown_key) in seen:
+                raise ValueError(
+                    f"Key {key!r} truncated to {shown_key.strip()!r}, which another key already shows as: "
+                    f"increase max_length (now {self.max_length})."
+                )
+            seen.add((group if slash else None, shown_key))
+            rows.append((shown_key, self._short(text)))
         key_width = max(len(k) for k, _ in rows)
         value_width = max(len(v) for _, v in rows)
         dashes = "-" * (key_width + value_width + 7)
@@ -242,6 +262,16 @@ def _format_name(logger: Any) -> str:
     return name.removesuffix("logger") or name
 
 
+def _tensor_type() -> type:
+    """``torch.Tensor`` when torch is imported (a tensor value implies it is), else a type nothing is."""
+    torch = sys.modules.get("torch")
+    return torch.Tensor if torch is not None else _Never
+
+
+class _Never:
+    """A type no value has."""
+
+
 def _scalar(value: Any) -> float | None:
     if isinstance(value, (bool, np.bool_)):
         return float(value)
@@ -264,18 +294,30 @@ class LightningOutput(KVWriter):
         self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0
     ) -> None:
         values = filter_excluded_keys(key_values, key_excluded, self.name)
-        scalars = {k: s for k, v in values.items() if (s := _scalar(v)) is not None}
+        tensorboard = self.name == "tensorboard"
+        # TensorBoard as SB3 writes it: arrays and tensors are histograms, strings text, numbers scalars.
+        arrays = {
+            k: v for k, v in values.items() if tensorboard and isinstance(v, (np.ndarray, _tensor_type()))
+        }
+        texts = {k: v for k, v in values.items() if tensorboard and isinstance(v, str)}
+        scalars = {k: s for k, v in values.items() if k not in arrays and (s := _scalar(v)) is not None}
         if scalars:
             self.logger.log_metrics(scalars, step=step)
         media = {k: v for k, v in values.items() if isinstance(v, _MEDIA)}
-        if not media:
-            return
         if self.name == "csv":
             _refuse_media(media, ["csv"])
+        if tensorboard and (arrays or texts or media):
+            writer = self.logger.experiment
+            for key, array in arrays.items():
+                writer.add_histogram(
+                    key, np.asarray(array.detach().cpu() if hasattr(array, "detach") else array), step
+                )
+            for key, text in texts.items():
+                writer.add_text(key, text, step)
         for key, value in media.items():
             if isinstance(value, HParam):
                 self.logger.log_hyperparams(value.hparam_dict, value.metric_dict)
-            elif self.name == "tensorboard":
+            elif tensorboard:
                 writer = self.logger.experiment
                 if isinstance(value, Image):
                     writer.add_image(key, value.image, step, dataformats=value.dataformats)
@@ -283,6 +325,15 @@ class LightningOutput(KVWriter):
                     writer.add_figure(key, value.figure, step, close=value.close)
                 elif isinstance(value, Video):
                     writer.add_video(key, value.frames, step, value.fps)
+        if scalars or arrays or texts or media:
+            self.flush()
+
+    def flush(self) -> None:
+        """Put this dump on disk now, as SB3's formats do: SB3 code reads the files while training runs."""
+        if self.name == "tensorboard":
+            self.logger.experiment.flush()
+        elif self.name == "csv":
+            self.logger.save()
 
     def close(self) -> None:
         finalize = getattr(self.logger, "finalize", None)
@@ -317,9 +368,10 @@ class CSVOutputFormat(LightningOutput):
     """
 
     def __init__(self, filename: str | Path | Any) -> None:
-        super().__init__(
-            _csv_logger(Path(filename)) if isinstance(filename, (str, Path)) else filename, "csv"
-        )
+        if isinstance(filename, (str, Path)):
+            Path(filename).write_text("")  # SB3 opens the file at once: it exists before the first dump
+            filename = _csv_logger(Path(filename))
+        super().__init__(filename, "csv")
 
 
 def output_for(logger: Any) -> LightningOutput:
@@ -466,14 +518,47 @@ class Logger:
         )
 
 
+def default_log_folder() -> str:
+    """SB3's log folder when none is given: ``SB3_LOGDIR``, else a new time-stamped name in the temporary
+    folder."""
+    folder = os.getenv("SB3_LOGDIR")
+    if folder is None:
+        stamp = datetime.datetime.now().strftime("SB3-%Y-%m-%d-%H-%M-%S-%f")
+        folder = str(Path(tempfile.gettempdir()) / stamp)
+    return folder
+
+
+def tensorboard_run_name(
+    tensorboard_log: str | Path, tb_log_name: str, reset_num_timesteps: bool = True
+) -> str:
+    """SB3's TensorBoard run folder name under ``tensorboard_log``: ``<tb_log_name>_<N>``, ``N`` one more
+    than the latest run of that name, or the latest itself when ``reset_num_timesteps=False`` (the run
+    goes on in the same folder)."""
+    from lit_sb3_core.foundation.files import next_run_id
+
+    run_id = next_run_id(Path(tensorboard_log), tb_log_name)
+    return f"{tb_log_name}_{run_id if reset_num_timesteps else run_id - 1}"
+
+
+def configure_logger(
+    verbose: int = 0,
+    tensorboard_log: str | Path | None = None,
+    tb_log_name: str = "",
+    reset_num_timesteps: bool = True,
+) -> Logger:
+    """SB3's ``utils.configure_logger``: the console with ``verbose >= 1``, TensorBoard (Lightning's
+    ``TensorBoardLogger``) in ``<tensorboard_log>/<tb_log_name>_<N>`` when ``tensorboard_log`` is given."""
+    if tensorboard_log is None:
+        return configure(None, ["stdout"] if verbose >= 1 else [""])
+    folder = Path(tensorboard_log) / tensorboard_run_name(tensorboard_log, tb_log_name, reset_num_timesteps)
+    return configure(folder, ["stdout", "tensorboard"] if verbose >= 1 else ["tensorboard"])
+
+
 def configure(folder: str | Path | None = None, format_strings: list[str] | None = None) -> Logger:
     """A Logger writing to ``folder`` in ``format_strings`` (SB3's defaults: ``SB3_LOGDIR``, a new temporary
     folder, ``SB3_LOG_FORMAT`` or ``stdout,log,csv``)."""
     if folder is None:
-        folder = os.getenv("SB3_LOGDIR")
-    if folder is None:
-        stamp = datetime.datetime.now().strftime("SB3-%Y-%m-%d-%H-%M-%S-%f")
-        folder = Path(tempfile.gettempdir()) / stamp
+        folder = default_log_folder()
     Path(folder).mkdir(parents=True, exist_ok=True)
     if format_strings is None:
         format_strings = os.getenv("SB3_LOG_FORMAT", "stdout,log,csv").split(",")

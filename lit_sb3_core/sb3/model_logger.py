@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from lit_sb3_core.sb3.logger import HumanOutputFormat, Logger, output_for
+from lit_sb3_core.sb3.logger import HumanOutputFormat, Logger, default_log_folder, output_for
 
 if TYPE_CHECKING:
     import lightning as L
@@ -52,16 +52,25 @@ class ModelLogger:
         self.custom = logger
 
     def _default_outputs(self) -> list[Any]:
-        outputs: list[Any] = [output_for(logger) for logger in self.algorithm.loggers]
-        if getattr(self.algorithm, "verbose", 0) >= 1:
-            outputs.append(HumanOutputFormat(sys.stdout))
-        return outputs
+        # SB3's order: the console first (verbose=1), then the files (the run's Lightning loggers).
+        outputs: list[Any] = [HumanOutputFormat(sys.stdout)] if getattr(self.algorithm, "verbose", 0) >= 1 else []
+        return outputs + [output_for(logger) for logger in self.algorithm.loggers]
+
+    def _default_folder(self) -> str:
+        """SB3's ``logger.dir``: the run's log folder (``<tensorboard_log>/<tb_log_name>_<N>``), else
+        ``SB3_LOGDIR`` or a new name in the temporary folder (nothing is written there)."""
+        for logger in self.algorithm.loggers:
+            log_dir = getattr(logger, "log_dir", None)
+            if log_dir:
+                return str(log_dir)
+        return default_log_folder()
 
     def refresh_outputs(self) -> None:
         """Point the default logger at the current run's Lightning loggers (called when training starts)."""
         self.logger  # noqa: B018 -- creates the default logger
         if self._default is not None:
             self._default.output_formats = self._default_outputs()
+            self._default.dir = self._default_folder()
 
     def write_record(self, record: dict[str, Any], step: int) -> dict[str, Any]:
         """Record ``record`` and dump everything recorded since the last dump; returns what was written."""

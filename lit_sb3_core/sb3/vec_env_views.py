@@ -23,6 +23,7 @@ import numpy as np
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from lit_sb3_core.envs.guards import CheckedEnv
 from lit_sb3_core.sb3.vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 __all__ = [
@@ -249,11 +250,12 @@ class GymnasiumVecEnv(VecEnv):
 
     @property
     def envs(self) -> list[gym.Env]:
-        """The sub-envs, when they live in this process (``DummyVecEnv.envs`` in SB3)."""
+        """The sub-envs, when they live in this process (``DummyVecEnv.envs`` in SB3): each as its factory
+        made it (``make_vec_env``'s ``Monitor`` or wrapper outermost), without lit-sb3's first-step check."""
         base = self.vector_env.unwrapped
         if not isinstance(base, SyncVectorEnv):
             raise AttributeError(f"The sub-envs of {type(base).__name__} live in other processes.")
-        return list(base.envs)
+        return [env.env if isinstance(env, CheckedEnv) else env for env in base.envs]
 
 
 def as_sb3_vec_env(vector_env: VectorEnv) -> VecEnv:

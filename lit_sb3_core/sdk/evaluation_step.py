@@ -50,6 +50,7 @@ class Evaluation:
             render=options.get("render", False),
             return_episode_rewards=True,
             use_masking=options.get("use_masking", False),
+            warn=False,  # the datamodule's evaluation envs are built (and Atari's recorded) by lit-sb3
             # The progress bar counts episodes, not Lightning batches (one batch runs them all).
             episode_callback=getattr(algorithm.trainer.progress_bar_callback, "episode_finished", None),
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 
 from lit_sb3_core.engine.lightning_internals import attached_trainer, trainer_callbacks
@@ -68,6 +69,9 @@ class MetricRecords:
         episodes = self._recent_episode_means()
         if episodes is not None:
             record["rollout/ep_rew_mean"], record["rollout/ep_len_mean"] = episodes
+        successes = algorithm.ep_success_buffer  # SB3's: the is_success of the last stats_window_size episodes
+        if successes:
+            record["rollout/success_rate"] = float(np.mean(successes))
         record.update(
             {
                 "time/fps": fps,

@@ -158,7 +158,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
     def on_fit_start(self) -> None:
         super().on_fit_start()
         n_envs = self.n_envs
-        if self.n_steps * n_envs < 2:
+        # Only normalising advantages over the rollout needs two of them (A2C's default does not), as in SB3.
+        if getattr(self, "normalize_advantage", True) and self.n_steps * n_envs < 2:
             raise ConfigurationError(
                 f"n_steps * n_envs must be greater than 1 (advantage normalization needs it), got "
                 f"n_steps={self.n_steps}, n_envs={n_envs}. Increase n_steps or n_envs."

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 __all__ = ["AlgorithmPart"]
 
 if TYPE_CHECKING:
+    from collections import deque
     from typing import Protocol, TypeVar
 
     import lightning as L
@@ -52,6 +53,9 @@ if TYPE_CHECKING:
         def _check_same_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None: ...
         def build_policy(self, observation_space: spaces.Space, action_space: spaces.Space) -> None: ...
         def configure_normalization(self, config: dict[str, Any] | None) -> None: ...
+        @property
+        def ep_success_buffer(self) -> deque[bool]: ...
+        def clear_success_window(self) -> None: ...
 
     class AlgorithmPart(L.LightningModule, _Methods):
         """RLAlgorithm's attributes, as its parts see them."""

@@ -69,17 +69,22 @@ class SB3Glue(AlgorithmPart):
             self.num_timesteps = 0
             self.iterations = 0
             self.last_obs = None
+            self.clear_success_window()
+        run_name = tb_log_name or type(self).__name__
         log_dir = self.hparams.get("tensorboard_log")
-        loggers: Any = None if log_dir else False
         custom_logger = self._sb3_logger.custom
         if custom_logger is not None:  # set_logger replaces tensorboard_log, as in SB3
-            loggers = custom_logger.lightning_loggers() or False
+            loggers: Any = custom_logger.lightning_loggers() or False
             log_dir = custom_logger.get_dir()
+        elif log_dir:
+            loggers = [_tensorboard_run(log_dir, run_name, reset_num_timesteps)]
+        else:
+            loggers = False
         callbacks = _as_lightning_callbacks(callback)
         with quiet_lightning(self.verbose):
             trainer = RLTrainer(
                 max_steps=int(self.num_timesteps + total_timesteps),
-                run_name=tb_log_name or type(self).__name__,
+                run_name=run_name,
                 accelerator=_accelerator(self.hparams.get("device", "auto")),
                 devices=1,
                 logger=loggers,
@@ -190,6 +195,17 @@ class SB3Glue(AlgorithmPart):
                 **kwargs,
             ),
         )
+
+
+def _tensorboard_run(tensorboard_log: str, run_name: str, reset_num_timesteps: bool) -> Any:
+    """Lightning's TensorBoardLogger writing where SB3 does: ``<tensorboard_log>/<tb_log_name>_<N>``, a new
+    ``N`` per run; ``reset_num_timesteps=False`` goes on writing in the latest run's folder."""
+    from lightning.pytorch.loggers import TensorBoardLogger
+
+    from lit_sb3_core.sb3.logger import tensorboard_run_name
+
+    version = tensorboard_run_name(tensorboard_log, run_name, reset_num_timesteps)
+    return TensorBoardLogger(save_dir=str(tensorboard_log), name="", version=version, default_hp_metric=False)
 
 
 def _accelerator(device: str) -> str:

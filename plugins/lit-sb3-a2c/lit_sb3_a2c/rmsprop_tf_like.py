@@ -24,6 +24,8 @@ from typing import Any
 import torch
 from torch.optim import Optimizer
 
+from lit_sb3_core.sdk import ConfigurationError
+
 __all__ = ["RMSpropTFLike"]
 
 
@@ -50,15 +52,17 @@ class RMSpropTFLike(Optimizer):
         momentum: float = 0.0,
         centered: bool = False,
     ) -> None:
-        for name, value in (
-            ("lr", lr),
-            ("alpha", alpha),
-            ("eps", eps),
-            ("weight_decay", weight_decay),
-            ("momentum", momentum),
+        for what, name, value in (
+            ("learning rate", "lr", lr),
+            ("alpha", "alpha", alpha),
+            ("epsilon", "eps", eps),
+            ("weight_decay", "weight_decay", weight_decay),
+            ("momentum", "momentum", momentum),
         ):
-            if not value >= 0.0:
-                raise ValueError(f"RMSpropTFLike: {name} must be >= 0, got {value!r}.")
+            if not value >= 0.0:  # torch's own optimizers word it the same way
+                raise ConfigurationError(
+                    f"Invalid {what} for RMSpropTFLike: {name}={value!r}, it must be >= 0."
+                )
         defaults = {
             "lr": lr,
             "alpha": alpha,

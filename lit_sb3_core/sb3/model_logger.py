@@ -53,7 +53,9 @@ class ModelLogger:
 
     def _default_outputs(self) -> list[Any]:
         # SB3's order: the console first (verbose=1), then the files (the run's Lightning loggers).
-        outputs: list[Any] = [HumanOutputFormat(sys.stdout)] if getattr(self.algorithm, "verbose", 0) >= 1 else []
+        outputs: list[Any] = (
+            [HumanOutputFormat(sys.stdout)] if getattr(self.algorithm, "verbose", 0) >= 1 else []
+        )
         return outputs + [output_for(logger) for logger in self.algorithm.loggers]
 
     def _default_folder(self) -> str:

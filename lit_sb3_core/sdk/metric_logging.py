@@ -69,7 +69,8 @@ class MetricRecords:
         episodes = self._recent_episode_means()
         if episodes is not None:
             record["rollout/ep_rew_mean"], record["rollout/ep_len_mean"] = episodes
-        successes = algorithm.ep_success_buffer  # SB3's: the is_success of the last stats_window_size episodes
+        # SB3's: the is_success of the last stats_window_size episodes
+        successes = algorithm.ep_success_buffer
         if successes:
             record["rollout/success_rate"] = float(np.mean(successes))
         record.update(

@@ -463,8 +463,8 @@ def apply_step_timeout(env: Any, step_timeout: float | None, role: str = "") -> 
 
     ``env`` is what a user handed over already built: a gymnasium ``VectorEnv`` (maybe wrapped), or an SB3
     ``VecEnv`` chain (``VecNormalize(DummyVecEnv(...))``, ``SubprocVecEnv``, their gymnasium view), whose
-    innermost env is a ``LitSyncVectorEnv``/``LitAsyncVectorEnv`` (or a ``StepTimeout`` put on earlier). The chain is followed through SB3's
-    ``.venv``, the views' ``.vector_env`` and gymnasium wrappers' ``.env``.
+    innermost env is a ``LitSyncVectorEnv``/``LitAsyncVectorEnv`` (or a ``StepTimeout`` put on earlier). The
+    chain is followed through SB3's ``.venv``, the views' ``.vector_env`` and gymnasium wrappers' ``.env``.
     """
     found = False
     seen: set[int] = set()
@@ -508,11 +508,15 @@ class StepTimeout(VectorWrapper):
         if self._watchdog is not None:
             self._watchdog.close()
         native = isinstance(self.env, AsyncVectorEnv)  # gymnasium's own timeout; no thread, no signal
-        self._watchdog = _Watchdog(self.step_timeout) if self.step_timeout is not None and not native else None
+        self._watchdog = (
+            _Watchdog(self.step_timeout) if self.step_timeout is not None and not native else None
+        )
 
     def step(self, actions: Any) -> Any:
         self.vector_steps += 1
-        return self._limited("step", lambda: self.env.step(actions), lambda env, t: _async_step(env, actions, t))
+        return self._limited(
+            "step", lambda: self.env.step(actions), lambda env, t: _async_step(env, actions, t)
+        )
 
     def reset(self, *, seed: Any = None, options: Any = None) -> Any:
         return self._limited(
@@ -549,7 +553,9 @@ class StepTimeout(VectorWrapper):
         finally:
             watchdog.deadline = None
 
-    def _timeout(self, call: str, index: int | None, method: str | None, others: list[int]) -> EnvTimeoutError:
+    def _timeout(
+        self, call: str, index: int | None, method: str | None, others: list[int]
+    ) -> EnvTimeoutError:
         base = self.env.unwrapped
         role = f"{self.role} " if self.role else ""
         envs = getattr(base, "envs", None)

@@ -306,7 +306,9 @@ def test_a_hung_env_in_a_given_gymnasium_vector_env_is_stopped_by_step_timeout(k
     model = PPO(n_steps=16, batch_size=32, n_epochs=1, seed=0)
     trainer = RLTrainer(max_steps=1000, logger=False, enable_checkpointing=False, enable_progress_bar=False)
     try:
-        with pytest.raises(EnvTimeoutError, match=rf"{who}.* from step\(\) within step_timeout=2 s") as raised:
+        with pytest.raises(
+            EnvTimeoutError, match=rf"{who}.* from step\(\) within step_timeout=2 s"
+        ) as raised:
             trainer.fit(model, datamodule=RLEnvDataModule(train_env=venv, step_timeout=2))
         assert raised.value.step == 20
         if kind == "AsyncVectorEnv":  # the workers were ended and the env closed, not left waiting

@@ -92,8 +92,10 @@ class RLEnvDataModule(L.LightningDataModule):
         step_timeout: seconds one vector ``step`` or ``reset`` may take before the env counts as hung and
             the run stops with an ``EnvTimeoutError`` naming the env, the call and the step (async:
             gymnasium's own timeout, the workers are terminated; sync: a watchdog thread interrupts the
-            main thread with ``SIGALRM``). Default ten minutes (``DEFAULT_STEP_TIMEOUT_S``): far beyond a
-            healthy step, even a slow simulator's; ``None`` waits forever. Not applied to
+            main thread with ``SIGALRM``); a gymnasium ``SyncVectorEnv``/``AsyncVectorEnv`` you built gets it
+            too (``StepTimeout``), SB3 VecEnvs over lit-sb3's vector envs as well. Default ten minutes
+            (``DEFAULT_STEP_TIMEOUT_S``): far beyond a healthy step, even a slow simulator's; ``None`` waits
+            forever. Not applied to
             ``vectorization="envpool"``'s training env: its envs are envpool's own C++ simulators, which
             run none of your Python code and step in envpool's threads (nothing a watchdog could
             interrupt, and no worker process to lose); its evaluation envs (gymnasium sync) get it.

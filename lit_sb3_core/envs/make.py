@@ -21,7 +21,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from lit_sb3_core.envs.atari import require_atari
 from lit_sb3_core.envs.guards import CheckedEnv
-from lit_sb3_core.envs.vector_envs import LitAsyncVectorEnv, LitSyncVectorEnv, apply_step_timeout
+from lit_sb3_core.envs.vector_envs import (
+    LitAsyncVectorEnv,
+    LitSyncVectorEnv,
+    apply_step_timeout,
+    with_step_timeout,
+)
 from lit_sb3_core.sb3.vec_env_views import as_vector_env, is_sb3_vec_env
 
 EnvSource = str | gym.Env | Callable[[], gym.Env] | VectorEnv
@@ -141,10 +146,12 @@ def make_vector_env(
     Gymnasium API and its observation space; ``role`` names the envs in those messages). The vector env is
     a ``LitSyncVectorEnv`` or ``LitAsyncVectorEnv``: errors name the env and the step, a dead async worker
     its exit code, and ``step_timeout`` (seconds, None: no limit) stops an env that hangs. A ``VectorEnv``
-    passed in is returned as it is; an SB3 ``VecEnv`` is viewed as a gymnasium vector env and used as it is.
+    passed in is used as it is, with the limit too (a gymnasium ``SyncVectorEnv``/``AsyncVectorEnv`` under
+    ``StepTimeout``); an SB3 ``VecEnv`` is viewed as a gymnasium vector env and used as it is.
     """
+    limited = False
     if is_sb3_vec_env(source) or isinstance(source, VectorEnv):
-        apply_step_timeout(source, step_timeout, role)  # an env built elsewhere gets the limit too
+        limited = apply_step_timeout(source, step_timeout, role)  # an env built elsewhere gets the limit too
     if is_sb3_vec_env(source):
         source = as_vector_env(source)
     if isinstance(source, VectorEnv):
@@ -155,7 +162,7 @@ def make_vector_env(
                 "with gymnasium.vector.SyncVectorEnv(fns, autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP), "
                 "or pass an env id or factory and let RLEnvDataModule build it."
             )
-        return source
+        return source if limited else with_step_timeout(source, step_timeout, role)
     if n_envs < 1:
         raise ValueError(f"n_envs must be at least 1, got {n_envs}.")
     if isinstance(source, gym.Env):

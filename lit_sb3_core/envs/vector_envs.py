@@ -9,6 +9,8 @@
   workers are terminated; sync: a watchdog thread that interrupts the main thread with ``SIGALRM``).
 * An async worker that dies (killed, crashed) is reported with its env index and exit code or signal,
   not as a bare ``EOFError``.
+* ``StepTimeout``: the same ``step_timeout`` for gymnasium's own ``SyncVectorEnv``/``AsyncVectorEnv`` that a
+  user built and handed to ``RLEnvDataModule``.
 
 This module imports gymnasium and numpy only: async workers started with the spawn method import it.
 """
@@ -28,7 +30,7 @@ from collections.abc import Iterator
 from types import FrameType, TracebackType
 from typing import Any
 
-from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
+from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv, VectorEnv, VectorWrapper
 from gymnasium.vector.async_vector_env import AsyncState
 
 from lit_sb3_core.envs.guards import env_name, observation_problem
@@ -38,8 +40,10 @@ __all__ = [
     "DEFAULT_STEP_TIMEOUT_S",
     "LitAsyncVectorEnv",
     "LitSyncVectorEnv",
+    "StepTimeout",
     "apply_step_timeout",
     "check_step_timeout",
+    "with_step_timeout",
 ]
 
 _log = logging.getLogger(__name__)
@@ -155,13 +159,7 @@ class LitAsyncVectorEnv(AsyncVectorEnv):
         gymnasium joins terminated workers without a limit: a worker that catches SIGTERM would hang it.
         """
         if terminate:
-            for process in self.processes:
-                if process.is_alive():
-                    process.terminate()
-            for process in self.processes:
-                process.join(WORKER_EXIT_GRACE_S)
-                if process.is_alive():
-                    process.kill()
+            _end_workers(self.processes)
         super().close_extras(timeout=timeout, terminate=terminate)
 
     def _terminate(self) -> None:
@@ -204,6 +202,18 @@ def _answered(pipe: Any) -> bool:
 
 WORKER_EXIT_GRACE_S = 5.0
 """How long a terminated async worker may take to exit before it is killed."""
+
+
+def _end_workers(processes: Any) -> None:
+    """SIGTERM every live worker, then SIGKILL those still alive after a grace period (gymnasium joins
+    terminated workers without a limit: a worker that catches SIGTERM would hang it)."""
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(WORKER_EXIT_GRACE_S)
+        if process.is_alive():
+            process.kill()
 
 
 def _close_at_exit(env_ref: weakref.ref[LitAsyncVectorEnv]) -> None:
@@ -453,15 +463,15 @@ def apply_step_timeout(env: Any, step_timeout: float | None, role: str = "") -> 
 
     ``env`` is what a user handed over already built: a gymnasium ``VectorEnv`` (maybe wrapped), or an SB3
     ``VecEnv`` chain (``VecNormalize(DummyVecEnv(...))``, ``SubprocVecEnv``, their gymnasium view), whose
-    innermost env is a ``LitSyncVectorEnv``/``LitAsyncVectorEnv``. The chain is followed through SB3's
-    ``.venv``, the views' ``.vector_env`` and gymnasium wrappers' ``.env``.
+    innermost env is a ``LitSyncVectorEnv``/``LitAsyncVectorEnv`` (or a ``StepTimeout`` put on earlier). The
+    chain is followed through SB3's ``.venv``, the views' ``.vector_env`` and gymnasium wrappers' ``.env``.
     """
     found = False
     seen: set[int] = set()
     current: Any = env
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, (LitSyncVectorEnv, LitAsyncVectorEnv)):
+        if isinstance(current, (LitSyncVectorEnv, LitAsyncVectorEnv, StepTimeout)):
             current.set_step_timeout(step_timeout, role)
             found = True
             break
@@ -471,3 +481,124 @@ def apply_step_timeout(env: Any, step_timeout: float | None, role: str = "") -> 
             None,
         )
     return found
+
+
+class StepTimeout(VectorWrapper):
+    """``step_timeout`` for a gymnasium ``SyncVectorEnv``/``AsyncVectorEnv`` built elsewhere (maybe wrapped).
+
+    lit-sb3's own vector envs carry the limit themselves; an env a user built and passed to
+    ``RLEnvDataModule`` gets it from this wrapper instead. An ``AsyncVectorEnv`` (unwrapped) is stepped with
+    gymnasium's own ``step_async`` + ``step_wait(timeout)``; anything else, a sync env or a wrapped async one,
+    runs under the watchdog lit-sb3's sync envs use. Either way a hung env raises ``EnvTimeoutError`` naming
+    it, and an async env's workers are terminated (the env is closed, not left waiting on a dead call).
+    """
+
+    def __init__(self, env: VectorEnv, step_timeout: float | None, role: str = "") -> None:
+        super().__init__(env)
+        self.step_timeout: float | None = None
+        self.role = role
+        self.vector_steps = 0
+        self._watchdog: _Watchdog | None = None
+        self.set_step_timeout(step_timeout, role)
+
+    def set_step_timeout(self, step_timeout: float | None, role: str = "") -> None:
+        """Use ``step_timeout`` from now on (None: no limit)."""
+        self.step_timeout = check_step_timeout(step_timeout)
+        self.role = self.role or role
+        if self._watchdog is not None:
+            self._watchdog.close()
+        native = isinstance(self.env, AsyncVectorEnv)  # gymnasium's own timeout; no thread, no signal
+        self._watchdog = (
+            _Watchdog(self.step_timeout) if self.step_timeout is not None and not native else None
+        )
+
+    def step(self, actions: Any) -> Any:
+        self.vector_steps += 1
+        return self._limited(
+            "step", lambda: self.env.step(actions), lambda env, t: _async_step(env, actions, t)
+        )
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        return self._limited(
+            "reset",
+            lambda: self.env.reset(seed=seed, options=options),
+            lambda env, t: _async_reset(env, seed, options, t),
+        )
+
+    def close_extras(self, **kwargs: Any) -> None:
+        if self._watchdog is not None:
+            self._watchdog.close()
+        super().close_extras(**kwargs)
+
+    def _limited(self, call: str, plain: Any, native: Any) -> Any:
+        if self.step_timeout is None:
+            return plain()
+        if isinstance(self.env, AsyncVectorEnv):
+            try:
+                return native(self.env, self.step_timeout)
+            except multiprocessing.TimeoutError:
+                waiting = [i for i, pipe in enumerate(self.env.parent_pipes) if not _answered(pipe)]
+                raise self._timeout(call, waiting[0] if waiting else None, None, waiting[1:]) from None
+        watchdog = self._watchdog
+        if watchdog is None or not watchdog.arm():
+            return plain()
+        try:
+            return plain()
+        except _StepDeadline as deadline:
+            base = self.env.unwrapped
+            envs = list(getattr(base, "envs", []))
+            found = _env_in_frames(envs, _frames(deadline.__traceback__)) if envs else None
+            index, method = found if found is not None else (None, call)
+            raise self._timeout(call, index, method, []) from None
+        finally:
+            watchdog.deadline = None
+
+    def _timeout(
+        self, call: str, index: int | None, method: str | None, others: list[int]
+    ) -> EnvTimeoutError:
+        base = self.env.unwrapped
+        role = f"{self.role} " if self.role else ""
+        envs = getattr(base, "envs", None)
+        if index is None:
+            who = f"{role}vector env"
+        elif envs is not None:
+            who = f"{role}env {index} ({env_name(envs[index])})"
+        else:
+            who = f"{role}env {index}"
+        inner = f" (it was in {method}())" if method not in (None, call, "step", "reset") else ""
+        also = f" (envs {others} neither)" if others else ""
+        stopped = ""
+        if isinstance(base, AsyncVectorEnv):
+            with contextlib.suppress(Exception):
+                base._state = AsyncState.DEFAULT
+                _end_workers(base.processes)
+                base.close(terminate=True)
+            stopped = f"; its {type(base).__name__} workers were terminated and the env closed"
+        return EnvTimeoutError(
+            f"The {who} did not return from {call}() within step_timeout={self.step_timeout:g} s{inner}{also}, "
+            f"at vector step {self.vector_steps}{stopped}. It is stuck (a deadlock, a wait on something that "
+            "never comes); the run stopped. If it is only slow, raise RLEnvDataModule(step_timeout=...) or pass "
+            "None for no limit.",
+            env_index=index,
+            call=call,
+            timeout=float(self.step_timeout or 0),
+            step=self.vector_steps,
+        )
+
+
+def _async_step(env: AsyncVectorEnv, actions: Any, timeout: float) -> Any:
+    env.step_async(actions)
+    return env.step_wait(timeout=timeout)
+
+
+def _async_reset(env: AsyncVectorEnv, seed: Any, options: Any, timeout: float) -> Any:
+    env.reset_async(seed=seed, options=options)
+    return env.reset_wait(timeout=timeout)
+
+
+def with_step_timeout(env: VectorEnv, step_timeout: float | None, role: str = "") -> VectorEnv:
+    """``env`` under ``StepTimeout`` when it is (or wraps) gymnasium's ``SyncVectorEnv``/``AsyncVectorEnv``;
+    any other vector env (envpool's, a user's own class) is returned as it is, as is ``step_timeout=None``."""
+    if step_timeout is None or not isinstance(env.unwrapped, (SyncVectorEnv, AsyncVectorEnv)):
+        return env
+    return StepTimeout(env, step_timeout, role)

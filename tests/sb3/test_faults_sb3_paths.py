@@ -286,6 +286,39 @@ def test_a_hung_env_in_a_given_sb3_vec_env_is_stopped_by_step_timeout(kind: str,
         venv.close()
 
 
+@pytest.mark.parametrize(
+    ("kind", "who"),
+    [
+        ("SyncVectorEnv", r"The training env 0 \(HangsAtStep\) did not return"),
+        ("AsyncVectorEnv", r"The training env 1 did not return"),
+    ],
+)
+def test_a_hung_env_in_a_given_gymnasium_vector_env_is_stopped_by_step_timeout(kind: str, who: str) -> None:
+    import _fault_envs as fe
+    import gymnasium as gym
+
+    from lit_sb3_core.errors import EnvTimeoutError
+
+    make = gym.vector.AsyncVectorEnv if kind == "AsyncVectorEnv" else gym.vector.SyncVectorEnv
+    index = 1 if kind == "AsyncVectorEnv" else None  # async: only worker 1 hangs, and it is named
+    venv = make([lambda: fe.HangsAtStep(at=20, index=index, forever=60.0)] * 2,
+                autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)  # fmt: skip
+    model = PPO(n_steps=16, batch_size=32, n_epochs=1, seed=0)
+    trainer = RLTrainer(max_steps=1000, logger=False, enable_checkpointing=False, enable_progress_bar=False)
+    try:
+        with pytest.raises(
+            EnvTimeoutError, match=rf"{who}.* from step\(\) within step_timeout=2 s"
+        ) as raised:
+            trainer.fit(model, datamodule=RLEnvDataModule(train_env=venv, step_timeout=2))
+        assert raised.value.step == 20
+        if kind == "AsyncVectorEnv":  # the workers were ended and the env closed, not left waiting
+            assert "workers were terminated" in str(raised.value)
+            assert venv.closed
+            assert all(not process.is_alive() for process in venv.processes)
+    finally:
+        venv.close()
+
+
 # --- 4. The SB3 zip reader checks what lit-sb3's own format checks ----------------------------------------
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "ConfigurationError",
     "DisallowedNameError",
     "DuplicateNameError",
+    "EnvCountError",
     "EnvError",
     "EnvTimeoutError",
     "LitSb3Error",
@@ -225,6 +226,11 @@ class DisallowedNameError(ConfigurationError):
         self.value = value
         self.allowed = list(allowed)
         super().__init__(message, field=field)
+
+
+class EnvCountError(ConfigurationError, AssertionError):
+    """``set_env`` with another number of environments than the model trains on (SB3 asserts the same
+    count there; ``load(..., env=...)`` and ``learn(..., n_envs=...)`` may change it)."""
 
 
 class EnvError(LitSb3Error, ValueError):

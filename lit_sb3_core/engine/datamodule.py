@@ -13,7 +13,7 @@ from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from lit_sb3_core.data.normalization import parse_normalize
 from lit_sb3_core.envs.atari import AtariPreset, atari_env_kwargs, parse_atari, require_atari
-from lit_sb3_core.envs.episodes import RecordInnerEpisodeStatistics, records_episodes
+from lit_sb3_core.envs.episodes import RecordInnerEpisodeStatistics, has_episode_recorder, records_episodes
 from lit_sb3_core.envs.guards import CheckFinite
 from lit_sb3_core.envs.make import EnvSource, WrapperLike, make_vector_env
 from lit_sb3_core.envs.vector_envs import DEFAULT_STEP_TIMEOUT_S, check_step_timeout
@@ -200,8 +200,11 @@ class RLEnvDataModule(L.LightningDataModule):
                 env = CheckFinite(env, role="training")
             # Episode statistics come from recorders inside the sub-envs when there are any (Atari's sit
             # below the life-loss wrapper); otherwise the vector env's episodes are counted.
-            stats = RecordInnerEpisodeStatistics if records_episodes(env) else RecordEpisodeStatistics
-            env = stats(env, buffer_length=EPISODE_STATS_WINDOW)
+            # An env that records already (another model's get_env(), a VectorEnv wrapped by the user) keeps
+            # its recorder: a second one would clash over info["episode"].
+            if not has_episode_recorder(env):
+                stats = RecordInnerEpisodeStatistics if records_episodes(env) else RecordEpisodeStatistics
+                env = stats(env, buffer_length=EPISODE_STATS_WINDOW)
         else:
             n_envs = self.n_eval_envs if not isinstance(source, VectorEnv) else source.num_envs
             env = make_vector_env(

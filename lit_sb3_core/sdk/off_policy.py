@@ -232,6 +232,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self._noise_source = action_noise
         noise_to_spec(action_noise)  # validate early
         self.action_noise: ActionNoise | None = None
+        self._noise_seeded = False  # seeded once, at the first fit start (per rank)
         self.replay_buffer: ReplayBuffer | None = None
         self.episode_num = 0
         self.n_calls = 0
@@ -264,6 +265,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 self.hparams[name] = value
         self._replay_buffer_class = self._resolve_buffer_class(replay_buffer_class)
         self._ensure_replay_buffer()
+        self._ensure_action_noise()
 
     # configuration --------------------------------------------------------------------------------------
     @staticmethod
@@ -311,12 +313,19 @@ class OffPolicyAlgorithm(RLAlgorithm):
         super().build_policy(observation_space, action_space)
         if "_replay_buffer_class" in self.__dict__:  # not while the constructor is still running
             self._ensure_replay_buffer()
+            self._ensure_action_noise()
 
     def _ensure_replay_buffer(self) -> None:
         """An empty buffer as soon as the spaces are known (SB3 has one after construction and load); it is
         replaced when training starts if the number of envs differs."""
         if self.replay_buffer is None and self.observation_space is not None:
             self.replay_buffer = self._make_replay_buffer(1)
+
+    def _ensure_action_noise(self) -> None:
+        """The exploration noise object as soon as the Box action space is known (SB3's ``model.action_noise``
+        exists after construction); it is resized to the run's number of envs, and seeded, at fit start."""
+        if self.action_noise is None and isinstance(self.action_space, spaces.Box):
+            self.action_noise = make_action_noise(self._noise_source, int(np.prod(self.action_space.shape)))
 
     def _rank_seed(self, stream: int) -> int | None:
         """A distinct seed per rank and purpose (``stream``), derived from ``seed``."""
@@ -365,8 +374,9 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 self.action_noise if self.action_noise is not None else self._noise_source,
                 int(np.prod(self.action_space.shape)),
                 n_envs,
-                seed=self._rank_seed(2) if self.action_noise is None else None,
+                seed=self._rank_seed(2) if not self._noise_seeded else None,
             )
+            self._noise_seeded = self.action_noise is not None
             self._action_low = np.asarray(self.action_space.low, dtype=np.float32)
             self._action_high = np.asarray(self.action_space.high, dtype=np.float32)
         if self.exploration_rng is None:

@@ -39,6 +39,7 @@ __all__ = [
     "EnvCountError",
     "EnvError",
     "EnvTimeoutError",
+    "ImageSpaceError",
     "LitSb3Error",
     "MissingPluginError",
     "ModelFileError",
@@ -231,6 +232,11 @@ class DisallowedNameError(ConfigurationError):
 class EnvCountError(ConfigurationError, AssertionError):
     """``set_env`` with another number of environments than the model trains on (SB3 asserts the same
     count there; ``load(..., env=...)`` and ``learn(..., n_envs=...)`` may change it)."""
+
+
+class ImageSpaceError(ConfigurationError, AssertionError):
+    """A CNN features extractor (``CnnPolicy``) given observations that are not images of the kind it takes
+    (SB3's NatureCNN asserts there)."""
 
 
 class EnvError(LitSb3Error, ValueError):

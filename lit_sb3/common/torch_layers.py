@@ -6,6 +6,7 @@ SB3's does, so extractors that set ``self._features_dim`` after ``super().__init
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from torch import nn
@@ -54,7 +55,7 @@ def create_mlp(
     pre, post = list(pre_linear_modules or []), list(post_linear_modules or [])
     layers: list[nn.Module] = []
     widths = [input_dim, *net_arch]
-    for width_in, width_out in zip(widths, widths[1:]):
+    for width_in, width_out in itertools.pairwise(widths):
         layers += [module(width_in) for module in pre]
         layers.append(nn.Linear(width_in, width_out, bias=with_bias))
         layers += [module(width_out) for module in post]

@@ -157,7 +157,11 @@ def save_model(
         "normalization": model.normalization,
         "extra_state": extra_state,
     }
-    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    # A torch.compile'd policy (model.policy = torch.compile(model.policy)) keeps its weights under
+    # "_orig_mod.": the file holds the module's own names, so it loads into the uncompiled model.
+    state = {
+        k.replace("._orig_mod.", "."): v.detach().cpu().contiguous() for k, v in model.state_dict().items()
+    }
     target = _with_suffix(path)
 
     def write(handle: Any) -> None:

@@ -102,3 +102,12 @@ def test_load_on_cuda_without_a_gpu_runs_on_the_cpu(tmp_path):
     model = PPO.load(tmp_path / "ppo", env="CartPole-v1", device="cuda")
     model.learn(32)  # as SB3's get_device("cuda"): the CPU when there is no GPU
     assert model.device.type == "cpu"
+
+
+def test_a_compiled_policy_saves_under_its_own_names(tmp_path):
+    model = DQN("MlpPolicy", "CartPole-v1", policy_kwargs=dict(net_arch=[8]))
+    expected = {k: v.clone() for k, v in model.policy.state_dict().items()}
+    model.policy = torch.compile(model.policy)
+    model.save(tmp_path / "compiled")
+    loaded = DQN.load(tmp_path / "compiled")
+    assert all(torch.equal(loaded.policy.state_dict()[k], v) for k, v in expected.items())

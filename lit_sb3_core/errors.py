@@ -38,8 +38,10 @@ __all__ = [
     "DisallowedNameError",
     "DuplicateNameError",
     "EnvCheckError",
+    "EnvCountError",
     "EnvError",
     "EnvTimeoutError",
+    "ImageSpaceError",
     "LitSb3Error",
     "MissingPluginError",
     "ModelFileError",
@@ -242,6 +244,16 @@ class UnsupportedSpaceError(ConfigurationError, AssertionError):
 
     Also an ``AssertionError``, the type SB3 asserts these with, so code written against SB3 catches it.
     """
+
+
+class EnvCountError(ConfigurationError, AssertionError):
+    """``set_env`` with another number of environments than the model trains on (SB3 asserts the same
+    count there; ``load(..., env=...)`` and ``learn(..., n_envs=...)`` may change it)."""
+
+
+class ImageSpaceError(ConfigurationError, AssertionError):
+    """A CNN features extractor (``CnnPolicy``) given observations that are not images of the kind it takes
+    (SB3's NatureCNN asserts there)."""
 
 
 class EnvError(LitSb3Error, ValueError):

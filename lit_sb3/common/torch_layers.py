@@ -6,6 +6,7 @@ SB3's does, so extractors that set ``self._features_dim`` after ``super().__init
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from torch import nn
@@ -43,13 +44,28 @@ def create_mlp(
     pre_linear_modules: Any = None,
     post_linear_modules: Any = None,
 ) -> list[nn.Module]:
-    """SB3's ``create_mlp``: the layers as a list (wrap them in ``nn.Sequential``)."""
-    if not with_bias or pre_linear_modules or post_linear_modules:
-        raise NotImplementedError(
-            "create_mlp(with_bias=False / pre_linear_modules / post_linear_modules) is not offered by lit-sb3: "
-            "build those layers with torch.nn directly."
-        )
-    return list(_create_mlp(input_dim, output_dim, net_arch, activation_fn, squash_output))
+    """SB3's ``create_mlp``: the layers as a list (wrap them in ``nn.Sequential``).
+
+    ``pre_linear_modules`` (classes such as ``nn.BatchNorm1d``) go before every linear layer, the output
+    layer included; ``post_linear_modules`` (``nn.LayerNorm``, ``nn.Dropout``) after every hidden one, before
+    its activation. Each is built with the width of the features it sees; ``with_bias`` is every linear's.
+    """
+    if with_bias and not pre_linear_modules and not post_linear_modules:
+        return list(_create_mlp(input_dim, output_dim, net_arch, activation_fn, squash_output))
+    pre, post = list(pre_linear_modules or []), list(post_linear_modules or [])
+    layers: list[nn.Module] = []
+    widths = [input_dim, *net_arch]
+    for width_in, width_out in itertools.pairwise(widths):
+        layers += [module(width_in) for module in pre]
+        layers.append(nn.Linear(width_in, width_out, bias=with_bias))
+        layers += [module(width_out) for module in post]
+        layers.append(activation_fn())
+    if output_dim > 0:
+        layers += [module(widths[-1]) for module in pre]
+        layers.append(nn.Linear(widths[-1], output_dim, bias=with_bias))
+    if squash_output:
+        layers.append(nn.Tanh())
+    return layers
 
 
 def get_actor_critic_arch(net_arch: list[int] | dict[str, list[int]]) -> tuple[list[int], list[int]]:

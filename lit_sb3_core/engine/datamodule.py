@@ -17,6 +17,7 @@ from lit_sb3_core.envs.atari import AtariPreset, atari_env_kwargs, parse_atari, 
 from lit_sb3_core.envs.episodes import (
     RecordInnerEpisodeStatistics,
     RecordSameStepEpisodeStatistics,
+    has_episode_recorder,
     records_episodes,
 )
 from lit_sb3_core.envs.guards import CheckFinite
@@ -207,13 +208,16 @@ class RLEnvDataModule(L.LightningDataModule):
                 env = CheckFinite(env, role="training")
             # Episode statistics come from recorders inside the sub-envs when there are any (Atari's sit
             # below the life-loss wrapper); otherwise the vector env's episodes are counted.
-            # (SAME_STEP envs, every env built here: a recorder with fewer numpy calls per step.)
-            stats: type[RecordEpisodeStatistics] = RecordEpisodeStatistics
-            if records_episodes(env):
-                stats = RecordInnerEpisodeStatistics
-            elif env.metadata.get("autoreset_mode") == AutoresetMode.SAME_STEP:
-                stats = RecordSameStepEpisodeStatistics
-            env = stats(env, buffer_length=EPISODE_STATS_WINDOW)
+            # An env that records already (another model's get_env(), a VectorEnv wrapped by the user) keeps
+            # its recorder: a second one would clash over info["episode"]. SAME_STEP envs (every env built
+            # here) get a recorder with fewer numpy calls per step.
+            if not has_episode_recorder(env):
+                stats: type[RecordEpisodeStatistics] = RecordEpisodeStatistics
+                if records_episodes(env):
+                    stats = RecordInnerEpisodeStatistics
+                elif env.metadata.get("autoreset_mode") == AutoresetMode.SAME_STEP:
+                    stats = RecordSameStepEpisodeStatistics
+                env = stats(env, buffer_length=EPISODE_STATS_WINDOW)
         else:
             n_envs = self.n_eval_envs if not isinstance(source, VectorEnv) else source.num_envs
             env = make_vector_env(

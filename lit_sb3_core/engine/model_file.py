@@ -26,7 +26,7 @@ import math
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from safetensors.torch import load as load_safetensors
@@ -50,6 +50,9 @@ from lit_sb3_core.engine.protocol import RLModel
 from lit_sb3_core.errors import ConfigurationError, ModelFileError
 from lit_sb3_core.foundation.files import write_atomically
 from lit_sb3_core.foundation.spaces import describe_space, space_from_json, space_to_json
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = ["FORMAT_VERSION", "ModelFile", "load", "load_model", "read_model_file", "save_model"]
 
@@ -99,14 +102,25 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def save_model(model: RLModel, path: str | Path) -> Path:
-    """Write ``model`` to ``path`` (``.zip`` added when there is no suffix) atomically."""
+def save_model(
+    model: RLModel,
+    path: str | Path,
+    exclude: Iterable[str] | None = None,
+    include: Iterable[str] | None = None,
+) -> Path:
+    """Write ``model`` to ``path`` (``.zip`` added when there is no suffix) atomically.
+
+    ``exclude`` and ``include`` are SB3's: excluded hyperparameters are left out of the file (a load
+    gives them their defaults); included ones are written with the model's current value of the
+    attribute of that name (``model.verbose = 2`` then ``save(..., include=["verbose"])``), even when
+    also excluded. Names that are not hyperparameters are ignored, as SB3 ignores them.
+    """
     model.require_policy()
     parameters = model.get_parameters()
     # Lightning stands in an empty "No Optimizer" when configure_optimizers returns None (ARS): skip it.
     optimizers = [state for name, state in parameters.items() if name.startswith("optimizer") and state]
     optimizer_tensors, param_groups = _optimizer_payload(optimizers)
-    hyperparameters = dict(model.hparams)
+    hyperparameters = _hyperparameters_to_save(model, set(exclude or ()), set(include or ()))
     try:
         json.dumps(hyperparameters)
     except TypeError as exc:
@@ -143,7 +157,11 @@ def save_model(model: RLModel, path: str | Path) -> Path:
         "normalization": model.normalization,
         "extra_state": extra_state,
     }
-    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    # A torch.compile'd policy (model.policy = torch.compile(model.policy)) keeps its weights under
+    # "_orig_mod.": the file holds the module's own names, so it loads into the uncompiled model.
+    state = {
+        k.replace("._orig_mod.", "."): v.detach().cpu().contiguous() for k, v in model.state_dict().items()
+    }
     target = _with_suffix(path)
 
     def write(handle: Any) -> None:
@@ -154,6 +172,17 @@ def save_model(model: RLModel, path: str | Path) -> Path:
 
     write_atomically(target, write)
     return target
+
+
+def _hyperparameters_to_save(model: RLModel, exclude: set[str], include: set[str]) -> dict[str, Any]:
+    hyperparameters = {k: v for k, v in dict(model.hparams).items() if k not in exclude - include}
+    for name in include & _constructor_parameters(type(model)):
+        value = getattr(model, name, None)
+        if value is None or isinstance(value, (bool, int, float, str)):
+            hyperparameters[name] = value
+        elif name in model.hparams:  # an object attribute (a schedule, a class): its stored value
+            hyperparameters[name] = model.hparams[name]
+    return hyperparameters
 
 
 def read_model_file(path: str | Path) -> ModelFile:
@@ -213,7 +242,7 @@ def _inspect(path: str | Path) -> _Archive:
     with candidate.open("rb") as handle:
         head = handle.read(4)
     if head != b"PK\x03\x04":
-        raise refuse(given, None, f"is not a model file: it is not a zip archive (it starts with {head!r}).")
+        raise refuse(given, None, f"is not a model file: it wasn't a zip-file (it starts with {head!r}).")
     try:
         with zipfile.ZipFile(candidate) as archive:
             names = set(archive.namelist())
@@ -576,12 +605,13 @@ def load_model(
             f"{source!r}: {hyperparameters.get('policy_kwargs')}."
         )
     attributes: dict[str, Any] = {}
-    for replacements in (custom, overrides):
+    custom_attributes: dict[str, Any] = {}
+    for replacements, others in ((custom, custom_attributes), (overrides, attributes)):
         for key, value in replacements.items():
             if key in parameters:
                 hyperparameters[key] = value
             else:
-                attributes[key] = value
+                others[key] = value
     if device not in (None, "auto") and "device" in parameters:  # "auto" keeps the device it was saved with
         hyperparameters["device"] = device
     check_named_classes(cls, hyperparameters, source, "hyperparameters.")
@@ -620,6 +650,8 @@ def load_model(
     model.n_updates = int(metadata.get("n_updates", 0))
     model.pending_optimizer_states = optimizer_states
     model.load_extra_state(dict(metadata.get("extra_state", {})))
+    # SB3 replaces only what the model holds: custom_objects keys it has no use for are ignored.
+    _set_attributes(model, _known_attributes(model, custom_attributes), source, sorted(parameters))
     _set_attributes(model, attributes, source, sorted(parameters))
     if env is not None:
         model.set_env(env)
@@ -646,6 +678,25 @@ def _constructor_parameters(cls: type) -> set[str]:
     import inspect
 
     return {name for name in inspect.signature(cls).parameters if name != "self"}
+
+
+def _known_attributes(model: Any, custom: dict[str, Any]) -> dict[str, Any]:
+    """The ``custom_objects`` entries that name something the model holds (``lr_schedule``, a plain
+    attribute); the others are dropped with a debug message, as SB3 drops what its file does not hold."""
+    known = {}
+    for key, value in custom.items():
+        current = getattr(model, key, _NO_ATTRIBUTE)
+        if key == "lr_schedule" or not (
+            current is _NO_ATTRIBUTE
+            or isinstance(current, (torch.nn.Module, torch.Tensor))
+            or callable(current)
+        ):
+            known[key] = value
+        else:
+            _log.debug(
+                "load(custom_objects=...): %s has no attribute %r to replace; ignored.", type(model), key
+            )
+    return known
 
 
 def _set_attributes(model: Any, attributes: dict[str, Any], path: str, parameters: list[str]) -> None:

@@ -24,6 +24,7 @@ __all__ = [
     "RecordInnerEpisodeStatistics",
     "RecordSameStepEpisodeStatistics",
     "finished_episodes",
+    "has_episode_recorder",
     "records_episodes",
 ]
 
@@ -128,13 +129,20 @@ class RecordSameStepEpisodeStatistics(RecordEpisodeStatistics):
 
 def _recorder(env: Any) -> Any:
     """The wrapper in ``env``'s chain that keeps the episode queues (gymnasium's ``RecordEpisodeStatistics``
-    or ours), or None when none does."""
+    or ours), or None when none does. The chain goes on through an SB3 view of a gymnasium env
+    (``stepped_env``: ``model.get_env()`` handed to another model) to the recorder of that env."""
     seen = 0
     while env is not None and seen < 64:  # a wrapper chain, not a cycle
         if "return_queue" in vars(env):
             return env
-        env, seen = getattr(env, "env", None), seen + 1
+        inner = getattr(env, "env", None)
+        env, seen = inner if inner is not None else getattr(env, "stepped_env", None), seen + 1
     return None
+
+
+def has_episode_recorder(env: Any) -> bool:
+    """Whether ``env``'s chain already records episodes (a second recorder would clash in the infos)."""
+    return _recorder(env) is not None
 
 
 class EpisodeStatistics:

@@ -102,7 +102,7 @@ class _CheckedSchedule:
                 f"The {self.name} schedule {self.schedule!r} returned {value!r} at progress_remaining="
                 f"{progress_remaining:.4g}; a schedule must return finite, non-negative numbers."
             )
-        return value
+        return float(value)  # a plain float, as SB3's schedules give (numpy scalars become floats)
 
     def __repr__(self) -> str:
         return repr(self.schedule)

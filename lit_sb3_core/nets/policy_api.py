@@ -199,7 +199,7 @@ class PolicyAPI:
         finally:
             self.set_training_mode(was_training)
         actions = self._env_actions(actions)
-        return (actions if vectorized else actions[0]), state
+        return (actions if vectorized else actions[0, ...]), state  # 0-d for one Discrete action, as SB3's
 
     def _env_actions(self, array: np.ndarray) -> np.ndarray:
         space = self.action_space

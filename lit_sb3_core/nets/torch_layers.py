@@ -15,7 +15,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.errors import ConfigurationError, ImageSpaceError
 from lit_sb3_core.foundation.spaces import describe_space, flat_feature_dim, is_image_space
 
 __all__ = [
@@ -116,7 +116,7 @@ class NatureCNN(BaseFeaturesExtractor):
         self, observation_space: spaces.Space, features_dim: int = 512, normalized_image: bool = False
     ) -> None:
         if not is_image_space(observation_space, normalized_image=normalized_image):
-            raise ConfigurationError(
+            raise ImageSpaceError(
                 f"NatureCNN (CnnPolicy) needs image observations, a 3-D uint8 Box in [0, 255]; got "
                 f"{describe_space(observation_space)}. Use policy='MlpPolicy' for vectors, "
                 "'MultiInputPolicy' for Dict observations, or normalize_images=False in policy_kwargs for "

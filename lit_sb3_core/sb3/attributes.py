@@ -4,6 +4,12 @@
 ``hparams`` as plain JSON); ``ep_info_buffer`` is the recent training episodes (the training env's episode
 statistics) as SB3's deque of ``{"r", "l", "t"}`` dicts; ``ep_success_buffer`` the ``is_success`` of the
 recent episodes; ``get_vec_normalize_env()`` the ``VecNormalize`` wrapper of the training env, if any.
+
+SB3's algorithms also name their networks on the model (``model.actor``, ``model.critic``,
+``model.critic_target``, DQN's ``model.q_net``/``q_net_target``, QR-DQN's ``quantile_net``/
+``quantile_net_target``): here they are the policy's modules of those names, looked up on each access, so
+they can never go stale after ``set_parameters`` or ``load``. A model whose policy has no such module
+raises ``AttributeError`` as SB3's does.
 """
 
 from __future__ import annotations
@@ -16,10 +22,36 @@ import numpy as np
 __all__ = ["SB3Attributes"]
 
 
+def _policy_module(name: str) -> property:
+    """SB3's ``model.<name>``: the policy's ``<name>`` (``AttributeError`` when it has none)."""
+
+    def get(self: Any) -> Any:
+        policy = self.__dict__.get("_modules", {}).get("policy")
+        if policy is None or not hasattr(policy, name):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(policy, name)
+
+    get.__doc__ = f"The policy's ``{name}`` (SB3's ``model.{name}``)."
+    return property(get)
+
+
 class SB3Attributes:
     """SB3's model attributes (a base of ``RLAlgorithm``)."""
 
     _success_window: deque[bool] | None = None
+
+    actor = _policy_module("actor")
+    critic = _policy_module("critic")
+    critic_target = _policy_module("critic_target")
+    q_net = _policy_module("q_net")
+    q_net_target = _policy_module("q_net_target")
+    quantile_net = _policy_module("quantile_net")
+    quantile_net_target = _policy_module("quantile_net_target")
+
+    @property
+    def _last_obs(self) -> Any:
+        """SB3's name for the training envs' current observations (``last_obs``)."""
+        return self.last_obs  # type: ignore[attr-defined]
 
     @property
     def learning_rate(self) -> Any:

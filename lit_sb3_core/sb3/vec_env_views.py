@@ -316,6 +316,11 @@ class VecEnvAsVectorEnv(VectorEnv):
         self._direct: VectorEnv | None = venv.vector_env if _is_plain_view(venv) else None
 
     @property
+    def stepped_env(self) -> VectorEnv | None:
+        """The gymnasium env a plain view (``model.get_env()``) is of, stepped directly; None otherwise."""
+        return self._direct
+
+    @property
     def unwrapped(self) -> VectorEnv:  # type: ignore[override]  # another env, not Self, for a plain view
         """The gymnasium env underneath a plain view (so its sub-envs are reached directly), else this."""
         return self._direct.unwrapped if self._direct is not None else self

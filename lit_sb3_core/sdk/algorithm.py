@@ -293,6 +293,10 @@ class RLAlgorithm(
         if self.seed is not None:
             set_random_seed(self.seed)
         self.observation_space, self.action_space = observation_space, action_space
+        if self.seed is not None:
+            action_space.seed(
+                self.seed
+            )  # as SB3: the model's own samples (DQN's predict) repeat with the seed
         kwargs = {k: v for k, v in (self.hparams.get("policy_kwargs") or {}).items()}
         policy_cls = self.policy_class()
         if "lr_schedule" in inspect.signature(policy_cls).parameters:

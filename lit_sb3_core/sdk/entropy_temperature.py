@@ -92,6 +92,32 @@ class EntropyTemperature(_Algorithm):
             initial = torch.log(torch.full((1,), self.ent_coef_init))
             policy.log_ent_coef = torch.nn.Parameter(initial)
 
+    # SB3's names, as views over the policy's parameter and the attached trainer's optimizers -----------
+    @property
+    def log_ent_coef(self) -> torch.nn.Parameter | None:
+        """The learned ``log(alpha)`` (the policy's ``log_ent_coef``); ``None`` with a fixed ``ent_coef``."""
+        if not self.learn_ent_coef or self.policy is None:
+            return None
+        return cast("_TemperaturePolicy", self.policy).log_ent_coef
+
+    @property
+    def ent_coef_tensor(self) -> torch.Tensor:
+        """alpha as a tensor: the fixed ``ent_coef``, or ``exp(log_ent_coef)`` when it is learned."""
+        log_ent_coef = self.log_ent_coef
+        if log_ent_coef is None:
+            return torch.tensor(float(self.ent_coef_init), device=self.device)
+        return torch.exp(log_ent_coef.detach())
+
+    @property
+    def ent_coef_optimizer(self) -> torch.optim.Optimizer | None:
+        """The temperature's optimizer while a run is attached (``None`` with a fixed ``ent_coef``)."""
+        from lit_sb3_core.engine.lightning_internals import attached_trainer
+
+        trainer = attached_trainer(self)
+        if not self.learn_ent_coef or trainer is None or len(trainer.optimizers) < 3:
+            return None
+        return trainer.optimizers[2]
+
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
         """Actor, critic and (when learned) temperature optimizers, in that order."""
         policy = cast("_TemperaturePolicy", self.require_policy())

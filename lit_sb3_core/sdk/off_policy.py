@@ -232,12 +232,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self.checkpoint_replay_buffer = bool(checkpoint_replay_buffer)
         self._noise_source = action_noise
         noise_to_spec(action_noise)  # validate early
-        # The noise object the user passed is the model's from the start (SB3's model.action_noise); it is
-        # sized for the envs, and seeded once, when training first starts (a spec dict becomes one then).
-        self.action_noise: ActionNoise | None = (
-            action_noise if isinstance(action_noise, ActionNoise) else None
-        )
-        self._noise_seeded = False
+        self.action_noise: ActionNoise | None = None
+        self._noise_seeded = False  # seeded once, at the first fit start (per rank)
         self.replay_buffer: ReplayBuffer | None = None
         self.episode_num = 0
         self.n_calls = 0
@@ -279,6 +275,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 stacklevel=2,
             )
         self._ensure_replay_buffer()
+        self._ensure_action_noise()
 
     # configuration --------------------------------------------------------------------------------------
     @staticmethod
@@ -327,12 +324,19 @@ class OffPolicyAlgorithm(RLAlgorithm):
         super().build_policy(observation_space, action_space)
         if "_replay_buffer_class" in self.__dict__:  # not while the constructor is still running
             self._ensure_replay_buffer()
+            self._ensure_action_noise()
 
     def _ensure_replay_buffer(self) -> None:
         """An empty buffer as soon as the spaces are known (SB3 has one after construction and load); it is
         replaced when training starts if the number of envs differs."""
         if self.replay_buffer is None and self.observation_space is not None:
             self.replay_buffer = self._make_replay_buffer(1)
+
+    def _ensure_action_noise(self) -> None:
+        """The exploration noise object as soon as the Box action space is known (SB3's ``model.action_noise``
+        exists after construction); it is resized to the run's number of envs, and seeded, at fit start."""
+        if self.action_noise is None and isinstance(self.action_space, spaces.Box):
+            self.action_noise = make_action_noise(self._noise_source, int(np.prod(self.action_space.shape)))
 
     def _rank_seed(self, stream: int) -> int | None:
         """A distinct seed per rank and purpose (``stream``), derived from ``seed``."""
@@ -383,7 +387,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 n_envs,
                 seed=self._rank_seed(2) if not self._noise_seeded else None,
             )
-            self._noise_seeded = True
+            self._noise_seeded = self.action_noise is not None
             self._action_low = np.asarray(self.action_space.low, dtype=np.float32)
             self._action_high = np.asarray(self.action_space.high, dtype=np.float32)
         if self.exploration_rng is None:

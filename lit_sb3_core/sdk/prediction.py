@@ -41,6 +41,12 @@ class Prediction(AlgorithmPart):
         """Add a batch axis to a single observation; reject shapes that fit neither form."""
         space = self.observation_space
         assert space is not None
+        if isinstance(observation, tuple) and len(observation) == 2 and isinstance(observation[1], dict):
+            raise ValueError(
+                "predict() got a tuple (observation, info): this is mixing Gym API and SB3 VecEnv API. "
+                "gymnasium's env.reset() returns (obs, info): pass obs, as in obs, info = env.reset(); a VecEnv's "
+                "reset() returns the observations alone."
+            )
         if isinstance(space, spaces.Dict):
             if not isinstance(observation, dict):
                 raise ValueError(f"Expected a dict observation with keys {list(space.spaces)}.")
@@ -63,7 +69,7 @@ class Prediction(AlgorithmPart):
 
     def unbatch_actions(self, actions: torch.Tensor, single: bool) -> np.ndarray:
         array = self.to_env_actions(to_numpy(actions))
-        return array[0] if single else array
+        return array[0, ...] if single else array  # an array, 0-d for one Discrete action, as SB3's
 
     def to_env_actions(self, array: np.ndarray) -> np.ndarray:
         """Policy outputs (a batch) as the env takes them: shaped, bounded, offset by the space's start."""

@@ -3,19 +3,24 @@ RLTrainer and calls ``fit``; ``save``/``load`` write and read model files (``eng
 
 from __future__ import annotations
 
+import copy
 import logging
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
 import torch
 
 from lit_sb3_core.engine.lightning_internals import attached_trainer, ended_by_ctrl_c
 from lit_sb3_core.envs.make import renders_rgb_arrays
+from lit_sb3_core.errors import EnvCountError
 from lit_sb3_core.foundation.checks import check_positive_int
 from lit_sb3_core.sdk.part import AlgorithmPart
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Self
 
     from lit_sb3_core.engine.datamodule import RLEnvDataModule
@@ -128,15 +133,37 @@ class SB3Glue(AlgorithmPart):
         """SB3's ``model.env``: ``get_env()``."""
         return self.get_env()
 
-    def set_env(self, env: Any) -> None:
-        """Train on ``env`` from the next ``learn``; its spaces must match the model's."""
+    def set_env(self, env: Any, force_reset: bool = True) -> None:
+        """Train on ``env`` from the next ``learn``; its spaces and number of envs must match the model's.
+
+        SB3's semantics: ``force_reset=True`` starts fresh episodes at the next ``learn`` (``_last_obs`` is
+        ``None``); ``set_env(model.get_env(), force_reset=False)`` keeps the episodes in flight, and
+        ``learn(..., reset_num_timesteps=False)`` continues them. Another env always starts fresh episodes.
+        """
         if self.policy is not None:
             from lit_sb3_core.engine.datamodule import probe_spaces
 
             self._check_same_spaces(*probe_spaces(env))
-        self.env_source = env
-        self._learn_datamodule = None
-        self.vector_env = None
+        if self.vector_env is not None:
+            count = _num_envs(env)
+            if count is not None and count != self.vector_env.num_envs:
+                raise EnvCountError(
+                    f"set_env got {count} environments, but {type(self).__name__} trains on "
+                    f"{self.vector_env.num_envs}: pass as many, or load(path, env=...) to change the count."
+                )
+        if not self._is_training_env(env):
+            self.env_source = env
+            self._learn_datamodule = None
+            self.vector_env = None
+        if force_reset:
+            self.last_obs = None
+
+    def _is_training_env(self, env: Any) -> bool:
+        """Whether ``env`` is the env training steps (or the SB3 view ``get_env()`` gave of it)."""
+        from lit_sb3_core.sb3.vec_env_views import as_sb3_vec_env
+
+        current = self.vector_env
+        return current is not None and (env is current or env is as_sb3_vec_env(current))
 
     def get_parameters(self) -> dict[str, dict[str, torch.Tensor]]:
         """State dicts by name: ``policy`` and each optimizer (``optimizer``, ``optimizer_1``...)."""
@@ -147,22 +174,58 @@ class SB3Glue(AlgorithmPart):
                 params["optimizer" if i == 0 else f"optimizer_{i}"] = optimizer.state_dict()
         return params
 
-    def set_parameters(self, params: dict[str, dict[str, Any]], exact_match: bool = True) -> None:
-        """Load ``policy`` weights from ``get_parameters()`` output (or a model file's path)."""
+    def set_parameters(
+        self, params: dict[str, dict[str, Any]] | str | Path, exact_match: bool = True, device: Any = "auto"
+    ) -> None:
+        """Load ``get_parameters()`` output (or a model file's path): ``policy`` weights and optimizer states.
+
+        As SB3: a name that is not one of ``get_parameters()``'s raises ``ValueError``; with ``exact_match``
+        every object must be given and every weight of the policy (``RuntimeError`` from torch otherwise).
+        Optimizer states load into the attached trainer's optimizers, or at the start of the next run.
+        """
         if isinstance(params, (str, Path)):
             from lit_sb3_core.engine.model_file import read_model_file
 
             state = read_model_file(params).state
             params = {"policy": {k[len("policy.") :]: v for k, v in state.items() if k.startswith("policy.")}}
-        if exact_match and "policy" not in params:
-            raise ValueError(f"set_parameters expected a 'policy' entry, got {sorted(params)}.")
-        self.require_policy().load_state_dict(params["policy"], strict=exact_match)
+        if not isinstance(params, dict):
+            raise TypeError(
+                f"set_parameters expects a dict of state dicts or a path, got {type(params).__name__}."
+            )
+        known = list(self.get_parameters())
+        unknown = sorted(str(name) for name in params if name != "policy" and not _is_optimizer_key(name))
+        if unknown:
+            raise ValueError(
+                f"set_parameters got invalid object names {unknown}: {type(self).__name__} has {known}."
+            )
+        missing = [name for name in known if name not in params]
+        if exact_match and missing:
+            raise ValueError(
+                f"set_parameters(exact_match=True) misses {missing}: pass every object of get_parameters() "
+                "or exact_match=False."
+            )
+        if "policy" in params:
+            self.require_policy().load_state_dict(params["policy"], strict=exact_match)
+        optimizer_states = [params[name] for name in sorted(params, key=_optimizer_index) if name != "policy"]
+        if optimizer_states:
+            trainer = attached_trainer(self)
+            if trainer is not None:
+                for optimizer, optimizer_state in zip(trainer.optimizers, optimizer_states):
+                    optimizer.load_state_dict(optimizer_state)
+            else:
+                self.pending_optimizer_states = [copy.deepcopy(s) for s in optimizer_states]
 
-    def save(self, path: str | Path) -> None:
-        """Write a model file: JSON metadata + safetensors weights, atomically (see ``lit_sb3.load``)."""
+    def save(
+        self, path: str | Path, exclude: Iterable[str] | None = None, include: Iterable[str] | None = None
+    ) -> None:
+        """Write a model file: JSON metadata + safetensors weights, atomically (see ``lit_sb3.load``).
+
+        ``exclude``/``include`` are SB3's: hyperparameters to leave out (a load gives them their defaults)
+        and ones to write with the model's current attribute value (``model.verbose = 2``), even if excluded.
+        """
         from lit_sb3_core.engine.model_file import save_model
 
-        save_model(cast("RLModel", self), path)
+        save_model(cast("RLModel", self), path, exclude=exclude, include=include)
 
     @classmethod
     def load(
@@ -208,11 +271,36 @@ def _tensorboard_run(tensorboard_log: str, run_name: str, reset_num_timesteps: b
     return TensorBoardLogger(save_dir=str(tensorboard_log), name="", version=version, default_hp_metric=False)
 
 
+_OPTIMIZER_KEY = re.compile(r"optimizer(_[0-9]+)?")
+
+
+def _is_optimizer_key(name: Any) -> bool:
+    """``optimizer``, ``optimizer_1``, ...: the names ``get_parameters`` gives optimizer states."""
+    return isinstance(name, str) and _OPTIMIZER_KEY.fullmatch(name) is not None
+
+
+def _optimizer_index(name: str) -> int:
+    return 0 if name in ("policy", "optimizer") else int(name.rsplit("_", 1)[1])
+
+
+def _num_envs(env: Any) -> int | None:
+    """How many envs ``env`` runs: a VecEnv's or VectorEnv's count, 1 for an Env, None for an id or factory
+    (``learn(n_envs=...)`` decides)."""
+    import gymnasium as gym
+
+    if isinstance(env, gym.Env):
+        return 1
+    count = getattr(env, "num_envs", None)
+    return int(count) if isinstance(count, (int, np.integer)) else None
+
+
 def _accelerator(device: str) -> str:
     mapping = {"auto": "auto", "cpu": "cpu", "cuda": "gpu", "gpu": "gpu", "mps": "mps"}
     key = str(device).split(":")[0].lower()
     if key not in mapping:
         raise ValueError(f"Unknown device {device!r}: use 'auto', 'cpu', 'cuda' or 'mps'.")
+    if key == "cuda" and not torch.cuda.is_available():
+        return "cpu"  # SB3's get_device: "cuda" without a GPU runs on the CPU
     return mapping[key]
 
 

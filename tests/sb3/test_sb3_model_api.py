@@ -45,8 +45,10 @@ def test_load_takes_sb3s_signature_and_custom_objects_replace_stored_values(
     assert "SAVED MODEL SYSTEM INFO" in capsys.readouterr().out
     assert model.learning_rate == 0.0 and model.lr_schedule(0.5) == 0.0 and model.clip_range(1.0) == 0.0
     assert model.hparams["device"] == "cpu"
+    # As SB3: custom_objects replace only what the model holds; a keyword argument it has no use for is refused.
+    assert not hasattr(PPO.load(saved, custom_objects={"not_a_thing": 1}), "not_a_thing")
     with pytest.raises(ModelFileError, match=r"no constructor argument or plain attribute 'not_a_thing'"):
-        PPO.load(saved, custom_objects={"not_a_thing": 1})
+        PPO.load(saved, not_a_thing=1)
     with pytest.raises(ValueError, match=r"policy_kwargs .* differ"):
         PPO.load(saved, policy_kwargs={"net_arch": [3]})
     assert PPO.load(saved, n_epochs=3).n_epochs == 3  # keyword arguments change hyperparameters

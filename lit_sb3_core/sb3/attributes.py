@@ -95,7 +95,7 @@ class SB3Attributes:
             object.__setattr__(self, "_success_window", deque(maxlen=self.stats_window_size))
         return self._success_window  # type: ignore[return-value]
 
-    def clear_success_window(self) -> None:
+    def _clear_success_window(self) -> None:
         """Forget the recent ``is_success`` values (a new run, ``learn(reset_num_timesteps=True)``, as SB3)."""
         object.__setattr__(self, "_success_window", None)
 

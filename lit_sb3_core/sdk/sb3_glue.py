@@ -74,7 +74,7 @@ class SB3Glue(AlgorithmPart):
             self.num_timesteps = 0
             self.iterations = 0
             self.last_obs = None
-            self.clear_success_window()
+            self._clear_success_window()
         run_name = tb_log_name or type(self).__name__
         log_dir = self.hparams.get("tensorboard_log")
         custom_logger = self._sb3_logger.custom

@@ -205,7 +205,7 @@ def _run_episodes(
             actions, states = model.predict(
                 observations,
                 state=states,
-                episode_start=episode_starts,
+                episode_start=episode_starts.copy(),  # a snapshot: the loop updates its own array in place
                 deterministic=deterministic,
                 **kwargs,
             )

@@ -109,15 +109,13 @@ class LitAsyncVectorEnv(AsyncVectorEnv):
             index = waiting[0] if waiting else None
             who = f"{self._role()}env {index}" if index is not None else f"{self._role()}vector env"
             others = f" (envs {waiting[1:]} neither)" if len(waiting) > 1 else ""
-            raise EnvTimeoutError(
-                f"The {who} did not return from {call}() within step_timeout={self.step_timeout:g} s{others}, "
-                f"at vector step {self.vector_steps}; its AsyncVectorEnv worker was terminated. It is stuck (a "
-                "deadlock, a wait on something that never comes). If it is only slow, raise "
-                "RLEnvDataModule(step_timeout=...) or pass None for no limit.",
-                env_index=index,
-                call=call,
-                timeout=float(self.step_timeout or 0),
-                step=self.vector_steps,
+            raise stuck_env_error(
+                f"{who}{others}",
+                call,
+                self.step_timeout,
+                self.vector_steps,
+                index,
+                "; its AsyncVectorEnv worker was terminated",
             ) from None
         except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
             dead = self._dead_workers()
@@ -415,15 +413,7 @@ class LitSyncVectorEnv(SyncVectorEnv):
         index, method = found if found is not None else (None, call)
         who = self._label(index) if index is not None else f"{self.role + ' ' if self.role else ''}vector env"
         inner = f" (it was in {method}())" if method not in (call, "step", "reset") else ""
-        return EnvTimeoutError(
-            f"The {who} did not return from {call}() within step_timeout={self.step_timeout:g} s{inner}, at vector "
-            f"step {self.vector_steps}. It is stuck (a deadlock, a wait on something that never comes); the run "
-            "stopped. If it is only slow, raise RLEnvDataModule(step_timeout=...) or pass None for no limit.",
-            env_index=index,
-            call=call,
-            timeout=float(self.step_timeout or 0),
-            step=self.vector_steps,
-        )
+        return stuck_env_error(f"{who}{inner}", call, self.step_timeout, self.vector_steps, index)
 
     def _explained(self, exc: Exception, call: str) -> Exception:
         """``exc`` itself with a note naming the env and the step; a late observation mismatch as EnvError."""
@@ -574,16 +564,24 @@ class StepTimeout(VectorWrapper):
                 _end_workers(base.processes)
                 base.close(terminate=True)
             stopped = f"; its {type(base).__name__} workers were terminated and the env closed"
-        return EnvTimeoutError(
-            f"The {who} did not return from {call}() within step_timeout={self.step_timeout:g} s{inner}{also}, "
-            f"at vector step {self.vector_steps}{stopped}. It is stuck (a deadlock, a wait on something that "
-            "never comes); the run stopped. If it is only slow, raise RLEnvDataModule(step_timeout=...) or pass "
-            "None for no limit.",
-            env_index=index,
-            call=call,
-            timeout=float(self.step_timeout or 0),
-            step=self.vector_steps,
+        return stuck_env_error(
+            f"{who}{inner}{also}", call, self.step_timeout, self.vector_steps, index, stopped
         )
+
+
+def stuck_env_error(
+    who: str, call: str, step_timeout: float | None, step: int, index: int | None, stopped: str = ""
+) -> EnvTimeoutError:
+    """The one wording of "an env did not answer within step_timeout", for every vector env that enforces it."""
+    return EnvTimeoutError(
+        f"The {who} did not return from {call}() within step_timeout={step_timeout:g} s, at vector step "
+        f"{step}{stopped}. It is stuck (a deadlock, a wait on something that never comes); the run stopped. If "
+        "it is only slow, raise RLEnvDataModule(step_timeout=...) or pass None for no limit.",
+        env_index=index,
+        call=call,
+        timeout=float(step_timeout or 0),
+        step=step,
+    )
 
 
 def _async_step(env: AsyncVectorEnv, actions: Any, timeout: float) -> Any:

@@ -18,9 +18,9 @@ Measured 2026-12-02 (2-core AMD EPYC Zen 4 with avx512_bf16, core 0, load ~8, 3 
     bf16+cl-in+w            1.68  1.32             74.1  2.41
 
 bf16 autocast alone is 2.5x on the update and 1.4x on the rollout forward; channels_last adds nothing to
-it (and ~1.15x alone in fp32), so lit-sb3 ships the bf16 trunk (``NatureCNN(bf16=True)``) and no
-channels_last option. (An earlier wall-clock run of this script at load ~10 showed channels_last helping:
-wall time under load measures the neighbours too.)
+it (alone, in fp32, 1.14-1.47x between runs), so lit-sb3 ships the bf16 trunk (``NatureCNN(bf16=True)``)
+and no channels_last option. (An earlier wall-clock run of this script at load ~10 showed channels_last
+helping bf16: wall time under load measures the neighbours too.)
 """
 
 from __future__ import annotations

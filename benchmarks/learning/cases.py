@@ -225,8 +225,9 @@ _ATARI = dict(steps=100_000, eval_every=10_000, policy="CnnPolicy", atari=True)
 # Atari entry) and the budget grows to 500k agent steps (2M frames), where on-policy agents with these
 # settings are expected to leave the random level (published PPO/A2C Breakout curves rise over the first
 # few million frames; not yet confirmed by a run here: the first seed's curves will say). The other way, an
-# Atari-100k game where PPO already beats random at 100k, would keep the cost but trade the game users know
-# for one with a weaker, noisier signal (Kaiser et al.'s PPO_100k scores sit near random on most games).
+# Atari-100k game where PPO already beats random at 100k (Boxing, Freeway, Kangaroo...), was not taken: it
+# would trade the game SB3 users compare on for one that needs its own pilot runs to show it separates.
+# Cost: the two cases' 12 records are ~9 of the ledger's ~27 CPU-hours (``COSTS``).
 ON_POLICY_ATARI = dict(_ATARI, steps=500_000, eval_every=50_000)
 ON_POLICY_ATARI_WHY = (
     "budget 100k -> 500k agent steps: at 100k A2C did not learn Breakout in either library (SB3 1.4, "

@@ -227,7 +227,7 @@ _ATARI = dict(steps=100_000, eval_every=10_000, policy="CnnPolicy", atari=True)
 # few million frames; not yet confirmed by a run here: the first seed's curves will say). The other way, an
 # Atari-100k game where PPO already beats random at 100k (Boxing, Freeway, Kangaroo...), was not taken: it
 # would trade the game SB3 users compare on for one that needs its own pilot runs to show it separates.
-# Cost: the two cases' 12 records are ~9 of the ledger's ~27 CPU-hours (``COSTS``).
+# Cost: the two cases' 12 records are ~9.6 of the ledger's ~27 CPU-hours (``COSTS``: A2C ~36, PPO ~60 CPU-min each).
 ON_POLICY_ATARI = dict(_ATARI, steps=500_000, eval_every=50_000)
 ON_POLICY_ATARI_WHY = (
     "budget 100k -> 500k agent steps: at 100k A2C did not learn Breakout in either library (SB3 1.4, "

@@ -3,7 +3,8 @@
     python benchmarks/learning/report.py [--results DIR] [--out DIR]
 
 Works on any part of the ledger: a case with fewer than 3 seeds per library is marked as such, a case
-with no record says so, records made under an older evaluation of their case are listed and left out.
+with no record says so, records made under older settings of their case (budget, evaluation, hyperparameters)
+are listed and left out.
 Statistics:
 
 * per case and library: the mean over seeds of ``final_mean`` (each record's last evaluation: 10
@@ -41,18 +42,22 @@ COLORS = {"sb3": "tab:blue", "lit-sb3": "tab:orange"}
 N_BOOT = 10_000
 
 
-def _evaluated_as_now(record: dict[str, Any]) -> bool:
+def _stale_settings(record: dict[str, Any]) -> list[str]:
     case = next((c for c in CASES if c.name == record["case"]), None)
-    return case is None or case.evaluated_as_now(record)
+    return [] if case is None else case.stale_settings(record)
+
+
+def _made_as_now(record: dict[str, Any]) -> bool:
+    return not _stale_settings(record)
 
 
 def load_records(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """``{case: {library: [record, ...] by seed}}`` of every complete record under ``results`` that was
-    evaluated as its case is now (``stale_records`` are the others)."""
+    made as its case is now (``stale_records`` are the others)."""
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for path in sorted(results.glob("*/*.json")):
         record = json.loads(path.read_text())
-        if not record.get("complete", True) or not _evaluated_as_now(record):
+        if not record.get("complete", True) or not _made_as_now(record):
             continue
         out.setdefault(record["case"], {}).setdefault(record["library"], []).append(record)
     for libraries in out.values():
@@ -62,10 +67,10 @@ def load_records(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
 
 
 def stale_records(results: Path) -> list[dict[str, Any]]:
-    """Complete records made under an older evaluation of their case: left out of every statistic until
+    """Complete records made under older settings of their case: left out of every statistic until
     ``run.py --next`` replaces them."""
     records = (json.loads(path.read_text()) for path in sorted(results.glob("*/*.json")))
-    return [r for r in records if r.get("complete", True) and not _evaluated_as_now(r)]
+    return [r for r in records if r.get("complete", True) and not _made_as_now(r)]
 
 
 def bootstrap_ci(values: list[float], seed: int = 0) -> tuple[float, float]:
@@ -272,10 +277,12 @@ def build(results: Path, out: Path) -> str:
     ]
     if stale:
         lines += [
-            f"**{len(stale)} record(s) left out: made under an older evaluation of their case** (Atari records "
-            "from before evaluation sampled actions); `run.py --next` trains them again: "
+            f"**{len(stale)} record(s) left out: made under older settings of their case** (the settings "
+            "that changed in brackets); `run.py --next` trains them again: "
             + ", ".join(
-                f"{r['case']} {r['library']} seed {r['seed']} ({_fmt(float(r['final_mean']))})" for r in stale
+                f"{r['case']} {r['library']} seed {r['seed']} ({_fmt(float(r['final_mean']))}; "
+                f"{', '.join(_stale_settings(r))})"
+                for r in stale
             )
             + ".",
             "",
@@ -326,10 +333,12 @@ def build(results: Path, out: Path) -> str:
         "",
         "## Cases",
         "",
-        "Budgets: Atari 100k agent steps (400k frames, the Atari-100k setting of Kaiser et al. 2019); MuJoCo "
-        "SAC/TD3/TQC 100k steps, PPO 300k. Hyperparameters: rl-zoo3's entry "
+        "Budgets: Atari 100k agent steps (400k frames, the Atari-100k setting of Kaiser et al. 2019), A2C and "
+        "PPO on Breakout 500k (at 100k A2C learned nothing in either library: `ON_POLICY_ATARI` in cases.py); "
+        "MuJoCo SAC/TD3/TQC 100k steps, PPO 300k. Hyperparameters: rl-zoo3's entry "
         "(`lit_sb3.tuned_hyperparameters(algo, env)`), changed only where stated. Cost: measured CPU minutes "
-        "of one record on one core (`benchmarks/learning/cost.py`, an upper bound: it times update steps only).",
+        "of one record on one core (`benchmarks/learning/cost.py`, an upper bound: it times update steps only; "
+        "the 500k Breakout cases: their 100k records' CPU seconds x 5, +10 %).",
         "",
         "| case | budget | eval every | n_envs | random | cost (CPU-min/record) | hyperparameters "
         "| changed from rl-zoo3 |",

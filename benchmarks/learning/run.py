@@ -320,7 +320,10 @@ class Run:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         self.side.save(tmp)
-        state = {**self.state, **self._clocks(), "num_timesteps": self.side.num_timesteps}
+        state = {
+            **self.state, **self._clocks(), "num_timesteps": self.side.num_timesteps,
+            "settings": self.case.describe(),
+        }  # fmt: skip
         write_json(tmp / "state.json", state)
         old = self.scratch.with_name(self.scratch.name + ".old")
         shutil.rmtree(old, ignore_errors=True)
@@ -342,16 +345,33 @@ class Run:
         self._checkpoint()
         return self._next_point() is not None  # False past --until's last point: stop learning
 
+    def _checkpoint_is_current(self) -> bool:
+        """Whether the checkpoint in ``scratch`` was made under the case's settings as they are now: its
+        saved settings match (checkpoints from before they were saved: its eval points are the first of the
+        case's now). A stale one is deleted, so the run starts afresh rather than continue another run."""
+        saved = json.loads((self.scratch / "state.json").read_text())
+        if "settings" in saved:
+            changed = self.case.stale_settings(saved["settings"])
+        else:
+            done = [point for point, _ in saved.get("curve", [])]
+            changed = [] if done == self.points[: len(done)] else ["eval_every"]
+        if not changed:
+            return True
+        print(f"[{self.case.name} {self.library} seed {self.seed}] checkpoint made under other settings "
+              f"({', '.join(changed)}): starting afresh", flush=True)  # fmt: skip
+        shutil.rmtree(self.scratch)
+        return False
+
     def execute(self) -> dict[str, Any]:
         import torch
 
         torch.set_num_threads(1)  # before any model exists: the same for both libraries
         self.side = SIDES[self.library](self.case, self.seed)
-        resume = (self.scratch / "state.json").exists()
+        resume = (self.scratch / "state.json").exists() and self._checkpoint_is_current()
         if resume:
             saved = json.loads((self.scratch / "state.json").read_text())
             self.side.restore(self.scratch)
-            self.state = {k: v for k, v in saved.items() if k != "num_timesteps"}
+            self.state = {k: v for k, v in saved.items() if k not in ("num_timesteps", "settings")}
             self.state["resumed"] = int(self.state.get("resumed", 0)) + 1
             print(f"[{self.case.name} {self.library} seed {self.seed}] resuming at step "
                   f"{self.side.num_timesteps:,} ({len(self.state['curve'])} points)", flush=True)  # fmt: skip
@@ -460,8 +480,9 @@ def run_one(
 
 
 def has_record(case: str, library: str, seed: int) -> bool:
-    """Whether the ledger holds this run's record, evaluated as the case is now (a record from before a
-    change of the evaluation counts as missing: ``--next`` trains it again and replaces it)."""
+    """Whether the ledger holds this run's record, made as the case is now (a record from before a change
+    of the case's budget, evaluation or hyperparameters counts as missing: ``--next`` trains it again and
+    replaces it)."""
     path = record_path(case, library, seed)
     if not path.exists():
         return False
@@ -469,11 +490,11 @@ def has_record(case: str, library: str, seed: int) -> bool:
         record = json.loads(path.read_text())
     except (OSError, ValueError):
         return True  # unreadable: leave it for a person to look at rather than overwrite it
-    return not isinstance(record, dict) or by_name(case).evaluated_as_now(record)
+    return not isinstance(record, dict) or by_name(case).made_as_now(record)
 
 
 def next_missing() -> tuple[str, str, int] | None:
-    """The first record of ``ledger_order`` that is neither written (as the case is evaluated now),
+    """The first record of ``ledger_order`` that is neither written (as the case is now),
     failed, nor being trained."""
     for case, library, seed in ledger_order():
         scratch = scratch_dir(case, library, seed)

@@ -251,18 +251,25 @@ class RLEnvDataModule(L.LightningDataModule):
         return EnvpoolVectorEnv(source, self.n_envs, seed=seed, atari=self.atari, env_kwargs=self.env_kwargs)
 
     def env_recipe(self, source: EnvSource) -> tuple[dict[str, Any], list[WrapperLike]]:
-        """The ``gym.make`` kwargs and single-env wrappers for ``source`` (Atari preprocessing first)."""
+        """The ``gym.make`` kwargs and single-env wrappers for ``source`` (Atari preprocessing first).
+
+        With ``vectorization="envpool"`` the ``env_kwargs`` are envpool's config keys: the gymnasium envs
+        beside the pool (the spaces probe, evaluation) get only the one both understand, ``max_episode_steps``.
+        """
+        base = self.env_kwargs
+        if self.vectorization == "envpool":
+            base = {k: v for k, v in self.env_kwargs.items() if k == "max_episode_steps"}
         if self.atari is None:
-            return self.env_kwargs, self.wrappers
+            return base, self.wrappers
         if isinstance(source, VectorEnv):
             raise ConfigurationError(
                 "atari=True wraps the single envs RLEnvDataModule builds; it cannot wrap a VectorEnv you built. "
                 "Pass the env id (or a factory) instead, or apply lit_sb3_core.envs.atari.AtariPreset yourself."
             )
-        env_kwargs = self.env_kwargs
+        env_kwargs = base
         if isinstance(source, str):
             require_atari()
-            env_kwargs = atari_env_kwargs(source, self.env_kwargs, self.atari["frame_skip"])
+            env_kwargs = atari_env_kwargs(source, base, self.atari["frame_skip"])
         return env_kwargs, [AtariPreset(**self.atari), *self.wrappers]
 
     def env_seed(self, stage: Stage, default: int | None) -> int | None:

@@ -108,12 +108,21 @@ class NatureCNN(BaseFeaturesExtractor):
         features_dim: size of the output (the last linear layer). SB3's default 512.
         normalized_image: the images are already floats in a normalised range: only the shape is checked.
             The policy sets it when ``normalize_images=False``.
+        bf16: lit-sb3 only (``policy_kwargs={"features_extractor_kwargs": {"bf16": True}}``): run the trunk
+            under bfloat16 autocast on the observations' device and return float32 features, so the heads,
+            distributions and losses stay float32. On a CPU with native bf16 (``avx512_bf16``/AMX) PPO's
+            batch-256 Atari update is ~2.5x cheaper (``benchmarks/learning/bench_cnn_precision.py``); on a
+            CPU without it bf16 is emulated and slower. Off by default: SB3's float32 results.
     """
 
     mode_free: ClassVar[bool] = True  # see ignores_training_mode
 
     def __init__(
-        self, observation_space: spaces.Space, features_dim: int = 512, normalized_image: bool = False
+        self,
+        observation_space: spaces.Space,
+        features_dim: int = 512,
+        normalized_image: bool = False,
+        bf16: bool = False,
     ) -> None:
         if not is_image_space(observation_space, normalized_image=normalized_image):
             raise ImageSpaceError(
@@ -141,9 +150,16 @@ class NatureCNN(BaseFeaturesExtractor):
         self.cnn = nn.Sequential(*layers, nn.Flatten())
         n_flatten = in_channels * _conv_output_size(height) * _conv_output_size(width)
         self.linear = nn.Sequential(nn.Linear(n_flatten, self.features_dim), nn.ReLU())
+        if not isinstance(bf16, bool):
+            raise ConfigurationError(f"NatureCNN(bf16=...) must be True or False, got {bf16!r}.")
+        self.bf16 = bf16
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        return self.linear(self.cnn(observations))
+        if not self.bf16:
+            return self.linear(self.cnn(observations))
+        with torch.autocast(observations.device.type, dtype=torch.bfloat16):
+            features = self.linear(self.cnn(observations))
+        return features.float()
 
 
 class CombinedExtractor(BaseFeaturesExtractor):

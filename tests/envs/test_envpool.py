@@ -140,3 +140,20 @@ def test_atari_on_envpool_reports_whole_games() -> None:
     _trainer(32).fit(model, datamodule=dm)
     assert str(model.rollout_buffer.observations.dtype) == "torch.uint8"
     dm.close()
+
+
+def test_envpool_config_keys_do_not_reach_the_gymnasium_envs_beside_the_pool() -> None:
+    # num_threads is an envpool key gym.make refuses; the spaces probe and evaluation envs are gymnasium's.
+    dm = RLEnvDataModule(
+        train_env="CartPole-v1", test_env="CartPole-v1", vectorization="envpool", seed=0,
+        env_kwargs={"num_threads": 1, "max_episode_steps": HORIZON},
+    )  # fmt: skip
+    model = make_algo("ppo", n_steps=8, batch_size=8, n_epochs=1, seed=0)
+    _trainer(8).fit(model, datamodule=dm)
+    assert model.num_timesteps == 8
+    test_env = dm.get_env("test")
+    test_env.reset(seed=0)
+    for _ in range(HORIZON):
+        *_, truncated, _ = test_env.step(np.zeros(test_env.num_envs, dtype=np.int64))
+    assert truncated.all(), "max_episode_steps, which both understand, still reaches the gymnasium envs"
+    dm.close()

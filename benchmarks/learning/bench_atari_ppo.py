@@ -1,0 +1,109 @@
+"""PPO on BreakoutNoFrameskip-v4 with rl-zoo3's Atari settings (8 envs): SB3 beside lit-sb3's options
+(issue 28, must-have 5): float32, the bf16 trunk (``NatureCNN(bf16=True)`` through
+``policy_kwargs={"features_extractor_kwargs": {"bf16": True}}``), ``RLTrainer(precision="bf16-mixed")``
+(autocast over the whole training step), and envpool's C++ Atari stepping (``vectorization="envpool"``).
+
+    taskset -c 0 nice python benchmarks/learning/bench_atari_ppo.py [--steps 4096] [--rounds 3]
+
+Every variant builds a fresh seeded model and learns ``--steps`` agent steps; the variants alternate in one
+process, round after round, and the median over rounds of the CPU seconds per 1,000 steps is printed
+(``time.process_time``: every thread of the process, envpool's included, and none of the other processes
+on a loaded machine), with SB3's over it (above 1: cheaper than SB3). Timing only: that the bf16 trunk
+learns what float32 learns is tests/nets/test_nature_cnn_bf16.py's question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import functools
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: ``suite`` and ``learning``
+
+Variant = Callable[[int], tuple[Callable[[], None], Callable[[], None]]]
+
+
+def _lit(steps: int, bf16: bool = False, vectorization: str = "sync", precision: str | None = None) -> tuple:
+    from suite.measure import make_env
+
+    import lit_sb3
+    from learning.cases import by_name
+
+    case = by_name("ppo-breakout")
+    kwargs = copy.deepcopy(case.hyperparams)
+    if bf16:
+        kwargs["policy_kwargs"] = {"features_extractor_kwargs": {"bf16": True}}
+    source = case.env if vectorization == "envpool" else functools.partial(make_env, case.suite_case())
+    datamodule = lit_sb3.RLEnvDataModule(
+        train_env=source, n_envs=case.n_envs, seed=0, atari=True, vectorization=vectorization
+    )
+    model = lit_sb3.PPO("CnnPolicy", seed=0, device="cpu", **kwargs)
+
+    def learn() -> None:
+        if precision is None:
+            model.learn(steps, env=datamodule)
+            return
+        trainer = lit_sb3.RLTrainer(
+            max_steps=steps, precision=precision, logger=False, enable_checkpointing=False,
+            enable_progress_bar=False,
+        )  # fmt: skip
+        trainer.fit(model, datamodule=datamodule)
+
+    return learn, datamodule.close
+
+
+def _sb3(steps: int) -> tuple:
+    from suite.libraries import Sb3Run
+
+    from learning.cases import by_name
+
+    job = Sb3Run(by_name("ppo-breakout").suite_case(), 0)
+    return (lambda: job.model.learn(steps)), job.model.get_env().close
+
+
+VARIANTS: dict[str, Variant] = {
+    "SB3": _sb3,
+    "lit-sb3 fp32": _lit,
+    "lit-sb3 bf16 trunk": functools.partial(_lit, bf16=True),
+    "lit-sb3 precision=bf16-mixed": functools.partial(_lit, precision="bf16-mixed"),
+    "lit-sb3 fp32 envpool": functools.partial(_lit, vectorization="envpool"),
+    "lit-sb3 bf16 trunk envpool": functools.partial(_lit, bf16=True, vectorization="envpool"),
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--steps", type=int, default=4096)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    import torch
+
+    torch.set_num_threads(1)
+    cpu: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    for round_ in range(args.rounds):
+        for name, variant in VARIANTS.items():
+            learn, close = variant(args.steps)
+            start = time.process_time()
+            learn()
+            cpu[name].append(1000 * (time.process_time() - start) / args.steps)
+            close()
+            print(f"round {round_} {name:30} {cpu[name][-1]:6.2f} CPU s / 1k steps", flush=True)
+    base = statistics.median(cpu["SB3"])
+    print("\n| variant | CPU s / 1,000 steps | SB3 / variant |\n|---|--:|--:|")
+    for name, values in cpu.items():
+        median = statistics.median(values)
+        print(f"| {name} | {median:.2f} | {base / median:.2f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

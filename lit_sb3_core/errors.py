@@ -41,6 +41,7 @@ __all__ = [
     "EnvCountError",
     "EnvError",
     "EnvTimeoutError",
+    "EnvTypeError",
     "ImageSpaceError",
     "LitSb3Error",
     "MissingPluginError",
@@ -263,6 +264,12 @@ class EnvError(LitSb3Error, ValueError):
 class EnvCheckError(EnvError, AssertionError):
     """``check_env`` found an env that breaks the gymnasium API; an ``AssertionError`` too, as SB3's
     ``check_env`` raises one, so code written against SB3 catches it."""
+
+
+class EnvTypeError(EnvCheckError, TypeError):
+    """``check_env`` was given something that is not a gymnasium env, spaces that are not gymnasium spaces,
+    or a ``reset()`` that does not accept ``seed``: a ``TypeError`` by nature, and an ``AssertionError`` as
+    every ``check_env`` finding (SB3 asserts the first two and raises ``TypeError`` for the third)."""
 
 
 class EnvTimeoutError(EnvError):

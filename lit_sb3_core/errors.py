@@ -241,7 +241,8 @@ class ConflictingOptionsError(ConfigurationError, AssertionError):
 
 
 class UnsupportedSpaceError(ConfigurationError, AssertionError):
-    """A buffer or distribution given a space it does not store or model (a Box space to a Dict buffer).
+    """An algorithm, buffer or distribution given a space it does not take, store or model (Discrete actions
+    to SAC, a Box space to a Dict buffer).
 
     Also an ``AssertionError``, the type SB3 asserts these with, so code written against SB3 catches it.
     """

@@ -41,6 +41,7 @@ __all__ = [
     "EnvCountError",
     "EnvError",
     "EnvTimeoutError",
+    "EnvTypeError",
     "ImageSpaceError",
     "LitSb3Error",
     "MissingPluginError",
@@ -240,7 +241,8 @@ class ConflictingOptionsError(ConfigurationError, AssertionError):
 
 
 class UnsupportedSpaceError(ConfigurationError, AssertionError):
-    """A buffer or distribution given a space it does not store or model (a Box space to a Dict buffer).
+    """An algorithm, buffer or distribution given a space it does not take, store or model (Discrete actions
+    to SAC, a Box space to a Dict buffer).
 
     Also an ``AssertionError``, the type SB3 asserts these with, so code written against SB3 catches it.
     """
@@ -263,6 +265,12 @@ class EnvError(LitSb3Error, ValueError):
 class EnvCheckError(EnvError, AssertionError):
     """``check_env`` found an env that breaks the gymnasium API; an ``AssertionError`` too, as SB3's
     ``check_env`` raises one, so code written against SB3 catches it."""
+
+
+class EnvTypeError(EnvCheckError, TypeError):
+    """``check_env`` was given something that is not a gymnasium env, spaces that are not gymnasium spaces,
+    or a ``reset()`` that does not accept ``seed``: a ``TypeError`` by nature, and an ``AssertionError`` as
+    every ``check_env`` finding (SB3 asserts the first two and raises ``TypeError`` for the third)."""
 
 
 class EnvTimeoutError(EnvError):

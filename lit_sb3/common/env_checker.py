@@ -1,26 +1,34 @@
 """SB3's ``check_env``: check a custom env before training on it.
 
-The API check is the one lit-sb3 runs on the first ``reset`` and ``step`` of every env it trains or
-evaluates on (``lit_sb3_core.envs.guards.CheckedEnv``: return types, observations inside the observation
-space, the old Gym API), so a problem found here reads exactly as it would at the start of training.
-With ``warn=True`` it also warns, as SB3 does, about choices that work but train badly.
+``check_env`` is stricter than the checks lit-sb3 runs when it trains (``lit_sb3_core.envs.guards.CheckedEnv``
+casts a float64 observation to a float32 space and lets values outside loose bounds pass): as SB3's, it asks
+the first ``reset`` and ``step`` for exactly what the spaces declare (types, shapes, dtypes that cast
+safely, values inside the bounds) and names the key, the index and the value that is wrong. Then it steps
+the env through lit-sb3's own checks for ten random actions and warns about NaN and infinity. With
+``warn=True`` it also warns, as SB3 does, about spaces that work but train badly or not at all.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from lit_sb3.common._env_checks import observation_error, unsupported_space_names, warn_about_spaces
 from lit_sb3_core.envs.guards import CheckedEnv
-from lit_sb3_core.errors import EnvCheckError, EnvError
+from lit_sb3_core.errors import EnvCheckError, EnvError, EnvTypeError
 
 __all__ = ["check_env"]
 
-_RL_TIPS = "(see SB3's RL tips: https://stable-baselines3.readthedocs.io/en/master/guide/rl_tips.html)"
+_SPACES_DOC = "https://gymnasium.farama.org/api/spaces/"
+_API = (
+    "Gymnasium's API is reset(*, seed=None, options=None) -> (observation, info) and "
+    "step(action) -> (observation, reward, terminated, truncated, info)."
+)
 
 
 def check_env(env: gym.Env, warn: bool = True, skip_render_check: bool = True) -> None:
@@ -32,121 +40,138 @@ def check_env(env: gym.Env, warn: bool = True, skip_render_check: bool = True) -
         skip_render_check: do not call ``render()``.
 
     Raises:
-        TypeError: ``env`` is not a ``gymnasium.Env`` or its spaces are not gymnasium spaces.
-        EnvError: ``reset``/``step`` do not follow the API, or return observations outside the space.
-        ValueError: a continuous action space without finite bounds.
+        EnvTypeError: ``env`` is not a ``gymnasium.Env``, its spaces are not gymnasium spaces, or its
+            ``reset`` does not take ``seed`` (a ``TypeError`` and an ``AssertionError``).
+        EnvCheckError: ``reset``/``step`` return what the API or the spaces do not allow, or a continuous
+            action space has infinite bounds (an ``AssertionError`` and a ``ValueError``).
     """
-    if not isinstance(env, gym.Env):
-        raise TypeError(
-            f"check_env needs a gymnasium.Env, got {type(env).__name__}: subclass gymnasium.Env "
-            "(https://gymnasium.farama.org/api/env/)."
-        )
-    for name in ("observation_space", "action_space"):
-        if not isinstance(getattr(env, name, None), spaces.Space):
-            raise TypeError(
-                f"The env's {name} must be a gymnasium.spaces.Space, got {getattr(env, name, None)!r}."
-            )
-    action_space = env.action_space
+    _check_types(env)
+    observation_space, action_space = env.observation_space, env.action_space
+    try:
+        first = env.reset(seed=0)
+    except TypeError as error:
+        if "unexpected keyword argument 'seed'" not in str(error):
+            raise
+        raise EnvTypeError(
+            f"The env's reset() does not accept a seed ({error}): it follows the old Gym API. {_API} Add the "
+            "keyword-only arguments seed=None and options=None (and call super().reset(seed=seed))."
+        ) from error
+    if warn:
+        warn_about_spaces(observation_space, action_space)
     if isinstance(action_space, spaces.Box) and not np.all(
         np.isfinite([action_space.low, action_space.high])
     ):
-        raise ValueError(f"The continuous action space {action_space} needs finite lower and upper bounds.")
-    if warn:
-        _warn_about_spaces(env.observation_space, action_space)
-    try:
-        observations = _run_checked(env, action_space)
-    except EnvError as error:
-        if isinstance(error, AssertionError):
-            raise
-        raise EnvCheckError(str(error)) from error
-    observation = observations[-1]
-    if warn:
-        _warn_about_values(observations)
-    if isinstance(env.observation_space, spaces.Dict) and {"achieved_goal", "desired_goal"} <= set(
-        env.observation_space.spaces
+        raise EnvCheckError(
+            f"The continuous action space {action_space} needs finite lower and upper bounds: the policy's "
+            "actions are clipped to them (or rescaled from [-1, 1] into them)."
+        )
+    if unsupported_space_names(observation_space):
+        return  # what reset/step return cannot be checked against these spaces (warned above)
+    _check_reset_result(first, observation_space)
+    observation = _check_step_result(env.step(action_space.sample()), observation_space)
+    if isinstance(observation_space, spaces.Dict) and {"achieved_goal", "desired_goal"} <= set(
+        observation_space.spaces
     ):
         _check_compute_reward(env, observation)
     if not skip_render_check and env.render_mode is not None:
         env.render()
+    _check_random_steps(env, action_space)
 
 
-def _run_checked(env: gym.Env, action_space: spaces.Space) -> list[Any]:
-    """Reset and 10 random steps through lit-sb3's env checks; the observations seen (the last one current)."""
+def _check_types(env: Any) -> None:
+    if not isinstance(env, gym.Env):
+        raise EnvTypeError(
+            f"check_env needs a gymnasium.Env, got {type(env).__name__}: subclass gymnasium.Env "
+            "(https://gymnasium.farama.org/api/env/)."
+        )
+    for name in ("observation_space", "action_space"):
+        space = getattr(env, name, None)
+        if not isinstance(space, spaces.Space):
+            raise EnvTypeError(
+                f"The env's {name} must be a gymnasium.spaces.Space, got {space!r}: set it in __init__ "
+                f"({_SPACES_DOC})."
+            )
+
+
+def _fail(problem: str, call: str) -> None:
+    raise EnvCheckError(f"{problem}. Fix the env's observation_space or what {call} returns.")
+
+
+def _check_reset_result(result: Any, observation_space: spaces.Space) -> None:
+    if not (isinstance(result, tuple) and len(result) == 2):
+        what = f"a tuple of {len(result)} values" if isinstance(result, tuple) else type(result).__name__
+        raise EnvCheckError(
+            f"reset() returned {what}, not the pair (observation, info); returning the observation alone is "
+            f"the old Gym API. {_API}"
+        )
+    observation, info = result
+    if not isinstance(info, dict):
+        raise EnvCheckError(f"reset() returned info={info!r}; the second value it returns must be a dict.")
+    problem = observation_error(observation_space, observation, "reset()")
+    if problem:
+        _fail(problem, "reset()")
+
+
+def _check_step_result(result: Any, observation_space: spaces.Space) -> Any:
+    if not (isinstance(result, tuple) and len(result) == 5):
+        count = len(result) if isinstance(result, (tuple, list)) else None
+        old = " (observation, reward, done, info) is the old Gym API" if count == 4 else ""
+        raise EnvCheckError(
+            f"step() must return five values, it returned "
+            f"{count if count is not None else type(result).__name__}{old}. {_API}"
+        )
+    observation, reward, terminated, truncated, info = result
+    problem = observation_error(observation_space, observation, "step()")
+    if problem:
+        _fail(problem, "step()")
+    if isinstance(reward, (bool, np.bool_)) or not isinstance(reward, (int, float, np.integer, np.floating)):
+        raise EnvCheckError(
+            f"step() returned the reward {reward!r} ({type(reward).__name__}); it must be a single number "
+            "(a Python float, e.g. float(reward))."
+        )
+    for name, flag in (("terminated", terminated), ("truncated", truncated)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise EnvCheckError(
+                f"step() returned {name}={flag!r} ({type(flag).__name__}); it must be a bool (bool({name}))."
+            )
+    if not isinstance(info, dict):
+        raise EnvCheckError(f"step() returned info={info!r}; the last value it returns must be a dict.")
+    return observation
+
+
+def _check_random_steps(env: gym.Env, action_space: spaces.Space) -> None:
+    """Ten random steps through lit-sb3's env checks; warns (as SB3's VecCheckNan does) about NaN and inf."""
     checked = CheckedEnv(env, 0, "checked")
-    observation, _ = checked.reset(seed=0)
-    observations = [observation]
-    for _ in range(10):
-        observation, reward, terminated, truncated, _ = checked.step(action_space.sample())
-        observations.append(observation)
-        if not np.isfinite(float(reward)):
-            raise EnvError(f"The env returned a non-finite reward {reward!r}.")
-        if terminated or truncated:
-            observation, _ = checked.reset()
+    try:
+        checked.reset(seed=0)
+        rewards, observations = [], []
+        for _ in range(10):
+            observation, reward, terminated, truncated, _ = checked.step(action_space.sample())
+            rewards.append(reward)
             observations.append(observation)
-    return observations
+            if terminated or truncated:
+                observations.append(checked.reset()[0])
+    except EnvError as error:
+        if isinstance(error, AssertionError):
+            raise
+        raise EnvCheckError(str(error)) from error
+    if not _finite(rewards):
+        _warn("The env returned NaN or infinite rewards.")
+    if not _finite(observations):
+        _warn("The env returned NaN or infinite observations.")
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(_finite(v) for v in value)
+    array = np.asarray(value)
+    return array.dtype.kind not in "fc" or bool(np.all(np.isfinite(array)))
 
 
 def _warn(message: str) -> None:
-    warnings.warn(message, UserWarning, stacklevel=3)
-
-
-def _warn_about_spaces(observation_space: spaces.Space, action_space: spaces.Space) -> None:
-    if isinstance(observation_space, spaces.Tuple):
-        _warn("Tuple observation spaces are not supported: flatten them or use a Dict space.")
-    if isinstance(observation_space, spaces.Dict):
-        nested = [
-            key
-            for key, sub in observation_space.spaces.items()
-            if isinstance(sub, (spaces.Dict, spaces.Tuple))
-        ]
-        if nested:
-            _warn(f"Nested observation spaces (keys {nested}) are not supported: flatten them.")
-    if isinstance(action_space, (spaces.Dict, spaces.Tuple)):
-        _warn(
-            f"{type(action_space).__name__} action spaces are not supported: flatten the actions into one space."
-        )
-    boxes = (
-        observation_space.spaces if isinstance(observation_space, spaces.Dict) else {"": observation_space}
-    )
-    for key, box in boxes.items():
-        where = f" (key {key!r})" if key else ""
-        if not isinstance(box, spaces.Box):
-            continue
-        if np.any(box.low == box.high):
-            _warn(
-                f"The observation space{where} has dimensions whose low equals high: they carry no information."
-            )
-        if box.dtype == np.uint8 and len(box.shape) == 3:
-            if np.any(box.low != 0) or np.any(box.high != 255):
-                _warn(
-                    f"The image observation space{where} should have bounds [0, 255] to be treated as images."
-                )
-            if min(s for s in box.shape if s > 4) < 36:
-                _warn(
-                    f"The image observations{where} are smaller than 36x36: NatureCNN (CnnPolicy) needs at least that."
-                )
-    if isinstance(action_space, spaces.Box):
-        if np.any(action_space.low != -1) or np.any(action_space.high != 1):
-            _warn(f"We recommend a symmetric, normalized Box action space ([-1, 1]) {_RL_TIPS}.")
-        if action_space.dtype != np.float32:
-            _warn(f"The action space has dtype {action_space.dtype}; np.float32 avoids casting errors.")
-    for name, space in (("observation", observation_space), ("action", action_space)):
-        start = getattr(space, "start", None)
-        if isinstance(space, (spaces.Discrete, spaces.MultiDiscrete)) and np.any(start != 0):
-            _warn(
-                f"The {name} space {space} does not start at 0; lit-sb3 handles it, but some SB3 code does not."
-            )
-
-
-def _warn_about_values(observations: list[Any]) -> None:
-    def finite(value: Any) -> bool:
-        if isinstance(value, dict):
-            return all(finite(v) for v in value.values())
-        array = np.asarray(value)
-        return array.dtype.kind not in "fc" or bool(np.all(np.isfinite(array)))
-
-    if not all(finite(obs) for obs in observations):
-        _warn("The env returned NaN or infinite observations.")
+    warnings.warn(message, UserWarning, stacklevel=4)
 
 
 def _check_compute_reward(env: gym.Env, observation: dict[str, Any]) -> None:
@@ -155,7 +180,7 @@ def _check_compute_reward(env: gym.Env, observation: dict[str, Any]) -> None:
     one = compute_reward(achieved, desired, {})
     batch = compute_reward(np.stack([achieved, achieved]), np.stack([desired, desired]), [{}, {}])
     if np.shape(batch) != (2,) or not np.allclose(np.asarray(batch)[0], one):
-        raise EnvError(
+        raise EnvCheckError(
             "compute_reward(achieved_goal, desired_goal, info) must work on batches (HER calls it with arrays of "
             f"goals) and give one reward per goal: got {batch!r} for two copies of one goal whose reward is {one!r}."
         )

@@ -36,7 +36,8 @@ class Monitor(RecordEpisodeStatistics):
         env: the env to monitor.
         filename: where to write the CSV log (None: no file).
         allow_early_resets: allow ``reset()`` before the episode ended.
-        reset_keywords: ``options`` keys of ``reset()`` to log with each episode.
+        reset_keywords: keywords of ``reset()`` (``seed``, ``options``) or keys of its ``options`` to log with
+            each episode.
         info_keywords: ``info`` keys of an episode's last step to log with it.
         override_existing: start a new file (True) or append to an existing one.
     """
@@ -77,14 +78,20 @@ class Monitor(RecordEpisodeStatistics):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         if not self.allow_early_resets and not self.needs_reset:
             raise RuntimeError(
-                "Tried to reset an environment before its episode ended. Create the Monitor with "
-                "allow_early_resets=True to allow it."
+                "Tried to reset an environment before done: its episode has not ended. Create the Monitor "
+                "with allow_early_resets=True to allow it."
             )
         self.current_reset_info = {}
+        given = {"seed": seed, "options": options}
         for key in self.reset_keywords:
-            value = (options or {}).get(key)
+            # SB3 logs reset()'s own keywords; gymnasium envs take everything else through options.
+            value = given[key] if key in given else (options or {}).get(key)
             if value is None:
-                raise ValueError(f"The Monitor logs the reset option {key!r}, but reset() was not given it.")
+                how = f"reset({key}=...)" if key in given else f"reset(options={{{key!r}: ...}})"
+                raise ValueError(
+                    f"Expected you to pass keyword argument {key} into reset: the Monitor logs it with each "
+                    f"episode (reset_keywords). Call {how}."
+                )
             self.current_reset_info[key] = value
         self.rewards = []
         self.needs_reset = False
@@ -99,7 +106,10 @@ class Monitor(RecordEpisodeStatistics):
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         if self.needs_reset:
-            raise RuntimeError("Tried to step an environment whose episode ended: call reset() first.")
+            raise RuntimeError(
+                "Tried to step environment that needs reset: it was never reset, or its episode ended. Call "
+                "reset() first."
+            )
         observation, reward, terminated, truncated, info = super().step(action)
         self.rewards.append(float(reward))
         self.total_steps += 1

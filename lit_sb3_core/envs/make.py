@@ -90,13 +90,17 @@ def make_env_by_id(env_id: str, kwargs: dict[str, Any]) -> gym.Env:
         require_atari()
     try:
         return gym.make(env_id, **kwargs)
+    except gym.error.DeprecatedEnv:
+        raise  # its message names the version to use, and code catches it to fall back to that version
     except gym.error.Error as exc:
         if env_id not in gym.registry:
             import difflib
 
             close = difflib.get_close_matches(env_id, list(gym.registry), n=3)
             hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise gym.error.NameNotFound(
+            # the same class as gymnasium's (VersionNotFound, NamespaceNotFound, ...), with a clearer message
+            unregistered = type(exc) if isinstance(exc, gym.error.UnregisteredEnv) else gym.error.NameNotFound
+            raise unregistered(
                 f"Unknown environment id {env_id!r}.{hint} Registered ids are listed by "
                 "`gymnasium.pprint_registry()`; environments from other packages need that package "
                 "imported (or a 'module:EnvId' id) first."

@@ -15,6 +15,7 @@ only: async env workers never import this module, and importing it loads no torc
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -188,6 +189,7 @@ class GymnasiumVecEnv(VecEnv):
         self.vector_env = vector_env
         self._sub_envs = _SubEnvs(vector_env)
         self._actions: Any = None
+        self._warned_extra_actions = False
         super().__init__(
             vector_env.num_envs, vector_env.single_observation_space, vector_env.single_action_space
         )
@@ -214,6 +216,17 @@ class GymnasiumVecEnv(VecEnv):
         return observations
 
     def step_async(self, actions: np.ndarray) -> None:
+        if isinstance(actions, (np.ndarray, list)) and np.ndim(actions) > 0 and len(actions) > self.num_envs:
+            # SB3's VecEnvs step env i with actions[i] and ignore the rows beyond; so does this view.
+            if not self._warned_extra_actions:
+                self._warned_extra_actions = True
+                warnings.warn(
+                    f"{type(self).__name__} was given {len(actions)} actions for {self.num_envs} env(s): each env "
+                    "takes its own row and the rest are ignored, as in SB3. Pass one action per env.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+            actions = actions[: self.num_envs]
         self._actions = actions
 
     def step_wait(self) -> VecEnvStepReturn:

@@ -55,7 +55,7 @@ from lit_sb3_core.engine.datamodule import env_spaces, probe_spaces
 from lit_sb3_core.engine.exporters import DeterministicPolicy, PolicyModule, export_policy
 from lit_sb3_core.engine.lightning_internals import attached_trainer, trainer_callbacks
 from lit_sb3_core.envs.episodes import EpisodeStatistics
-from lit_sb3_core.errors import ConfigurationError, UnknownNameError
+from lit_sb3_core.errors import ConfigurationError, UnknownNameError, UnsupportedSpaceError
 from lit_sb3_core.foundation.schedules import Schedule, checked_schedule, make_schedule
 from lit_sb3_core.foundation.spaces import describe_space, is_image_space
 from lit_sb3_core.nets.actor_critic import class_to_string
@@ -229,12 +229,12 @@ class RLAlgorithm(
         name = type(self).__name__
         if not isinstance(action_space, self.supported_action_spaces):
             supported = ", ".join(cls.__name__ for cls in self.supported_action_spaces)
-            raise ConfigurationError(
+            raise UnsupportedSpaceError(
                 f"{name} does not support {describe_space(action_space)} actions; it supports {supported}."
             )
         if not isinstance(observation_space, self.supported_observation_spaces):
             supported = ", ".join(cls.__name__ for cls in self.supported_observation_spaces)
-            raise ConfigurationError(
+            raise UnsupportedSpaceError(
                 f"{name} does not support {describe_space(observation_space)} observations; "
                 f"it supports {supported}."
             )

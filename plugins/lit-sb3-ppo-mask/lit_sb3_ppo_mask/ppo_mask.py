@@ -22,7 +22,7 @@ import torch
 from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 
-from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.errors import ConfigurationError, UnsupportedSpaceError
 from lit_sb3_core.sdk import PolicyModule, Schedule, check_bool, describe_space, obs_to_tensor
 from lit_sb3_ppo.ppo import PPO
 from lit_sb3_ppo_mask.action_masks import get_action_masks
@@ -141,10 +141,10 @@ class MaskablePPO(PPO):
     # construction ---------------------------------------------------------------------------------
     def check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
         if isinstance(action_space, spaces.Box):
-            raise ConfigurationError(
-                f"MaskablePPO masks a choice among discrete actions; the env has continuous "
-                f"{describe_space(action_space)} actions. Use PPO for Box actions, or give the env Discrete, "
-                "MultiDiscrete or MultiBinary actions."
+            raise UnsupportedSpaceError(
+                "The algorithm only supports Discrete, MultiDiscrete and MultiBinary actions: MaskablePPO masks "
+                f"a choice among discrete actions, and the env has continuous {describe_space(action_space)} "
+                "actions. Use PPO for Box actions."
             )
         super().check_spaces(observation_space, action_space)
 

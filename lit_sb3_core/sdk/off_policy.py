@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -485,9 +485,13 @@ class OffPolicyAlgorithm(RLAlgorithm):
             int(self.action_space.start) if isinstance(self.action_space, spaces.Discrete) else 0
         )
         noise = self.action_noise
-        explore, on_env_step, add, step = self.explore, self.on_env_step, buffer.add, env.step
+        explore, on_env_step, step = self.explore, self.on_env_step, env.step
+        add: Any = buffer.add  # a buffer with copy_info_dict (HER's) takes infos= too
         increment, budget, random_until = self._step_increment, self._budget, self.random_warmup_steps()
         callbacks = self.step_callbacks
+        wants_infos = bool(getattr(buffer, "copy_info_dict", False))  # a buffer that keeps the step infos
+        if wants_infos:
+            from lit_sb3_core.sb3.vec_env_views import sb3_infos
         has_callbacks = bool(callbacks)  # tested once per step; nothing else happens without callbacks
         if has_callbacks:
             callbacks.rollout_start()
@@ -509,14 +513,12 @@ class OffPolicyAlgorithm(RLAlgorithm):
             self.num_timesteps += increment
             dones = terminated | truncated
             any_done = dones.any()
-            add(
-                self.last_obs,
-                self._true_next_obs(new_obs, infos, dones) if any_done else new_obs,
-                buffer_actions,
-                rewards,
-                terminated,
-                truncated,
-            )
+            next_obs = self._true_next_obs(new_obs, infos, dones) if any_done else new_obs
+            if wants_infos:  # HER with copy_info_dict: compute_reward gets each transition's SB3 info
+                step_infos = sb3_infos(infos, terminated, truncated)
+                add(self.last_obs, next_obs, buffer_actions, rewards, terminated, truncated, infos=step_infos)
+            else:
+                add(self.last_obs, next_obs, buffer_actions, rewards, terminated, truncated)
             self.last_obs = new_obs
             self.progress_remaining = max(0.0, 1.0 - self.num_timesteps / budget)
             self.n_calls += 1
@@ -603,8 +605,13 @@ class OffPolicyAlgorithm(RLAlgorithm):
             )
         return self.replay_buffer.save(path)
 
-    def load_replay_buffer(self, path: str | Path) -> None:
-        """Replace the replay buffer with one written by ``save_replay_buffer``."""
+    def load_replay_buffer(self, path: str | Path, truncate_last_traj: bool = True) -> None:
+        """Replace the replay buffer with one written by ``save_replay_buffer``.
+
+        ``truncate_last_traj`` (SB3's name; buffers with episode bookkeeping, HER's, only): end the episodes
+        that were in progress when it was saved as truncated, since training resumes on reset envs. Pass
+        False when continuing on the very same environment state (``learn(reset_num_timesteps=False)``).
+        """
         policy_built = self.observation_space is not None
         cls = self._replay_buffer_class if isinstance(self._replay_buffer_class, type) else ReplayBuffer
         loader = cls if issubclass(cls, ReplayBuffer) else ReplayBuffer
@@ -617,6 +624,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 f"and actions {describe_space(buffer.action_space)}, but the model has "
                 f"{describe_space(self.observation_space)} and {describe_space(self.action_space)}."
             )
+        if truncate_last_traj and callable(getattr(buffer, "truncate_last_trajectory", None)):
+            cast(Any, buffer).truncate_last_trajectory()
         self.replay_buffer = buffer
 
     # checkpoints ------------------------------------------------------------------------------------------

@@ -379,6 +379,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if hasattr(buffer, "set_env"):  # buffers that need the env (HER: compute_reward) get this run's
             buffer.set_env(env)
         if env_was_reset:
+            _warn_lossy_truncation(buffer)
             buffer.truncate_last_transition()  # their episodes ended here, without a real termination
         if isinstance(self.action_space, spaces.Box):
             self.action_noise = make_action_noise(
@@ -662,3 +663,19 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if state.get("replay_buffer") is not None and self.replay_buffer is not None:
             self.replay_buffer.load_state_dict(state["replay_buffer"])
             self.replay_buffer.truncate_last_transition()
+
+
+def _warn_lossy_truncation(buffer: ReplayBuffer) -> None:
+    """SB3's warning when a reset may cut the stored episode in progress short and the buffer cannot mark
+    that as a timeout: with ``optimize_memory_usage`` and no ``handle_timeout_termination`` the last
+    transition becomes a termination (no bootstrap), since the reset observation takes its next observation's
+    row. Given whenever such a buffer holds transitions, as SB3 does.
+    """
+    if buffer.optimize_memory_usage and not buffer.handle_timeout_termination and buffer.size() > 0:
+        warnings.warn(
+            "The last trajectory in the replay buffer will be truncated: the environments were reset, and "
+            "with optimize_memory_usage=True and handle_timeout_termination=False its last transition is "
+            "stored as a termination. Continue with learn(reset_num_timesteps=False), or set "
+            "handle_timeout_termination=True (kept as a timeout) or optimize_memory_usage=False.",
+            stacklevel=2,
+        )

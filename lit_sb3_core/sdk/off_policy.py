@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -379,6 +379,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if hasattr(buffer, "set_env"):  # buffers that need the env (HER: compute_reward) get this run's
             buffer.set_env(env)
         if env_was_reset:
+            _warn_lossy_truncation(buffer)
             buffer.truncate_last_transition()  # their episodes ended here, without a real termination
         if isinstance(self.action_space, spaces.Box):
             self.action_noise = make_action_noise(
@@ -485,9 +486,13 @@ class OffPolicyAlgorithm(RLAlgorithm):
             int(self.action_space.start) if isinstance(self.action_space, spaces.Discrete) else 0
         )
         noise = self.action_noise
-        explore, on_env_step, add, step = self.explore, self.on_env_step, buffer.add, env.step
+        explore, on_env_step, step = self.explore, self.on_env_step, env.step
+        add: Any = buffer.add  # a buffer with copy_info_dict (HER's) takes infos= too
         increment, budget, random_until = self._step_increment, self._budget, self.random_warmup_steps()
         callbacks = self.step_callbacks
+        wants_infos = bool(getattr(buffer, "copy_info_dict", False))  # a buffer that keeps the step infos
+        if wants_infos:
+            from lit_sb3_core.sb3.vec_env_views import sb3_infos
         has_callbacks = bool(callbacks)  # tested once per step; nothing else happens without callbacks
         if has_callbacks:
             callbacks.rollout_start()
@@ -509,14 +514,12 @@ class OffPolicyAlgorithm(RLAlgorithm):
             self.num_timesteps += increment
             dones = terminated | truncated
             any_done = dones.any()
-            add(
-                self.last_obs,
-                self._true_next_obs(new_obs, infos, dones) if any_done else new_obs,
-                buffer_actions,
-                rewards,
-                terminated,
-                truncated,
-            )
+            next_obs = self._true_next_obs(new_obs, infos, dones) if any_done else new_obs
+            if wants_infos:  # HER with copy_info_dict: compute_reward gets each transition's SB3 info
+                step_infos = sb3_infos(infos, terminated, truncated)
+                add(self.last_obs, next_obs, buffer_actions, rewards, terminated, truncated, infos=step_infos)
+            else:
+                add(self.last_obs, next_obs, buffer_actions, rewards, terminated, truncated)
             self.last_obs = new_obs
             self.progress_remaining = max(0.0, 1.0 - self.num_timesteps / budget)
             self.n_calls += 1
@@ -603,8 +606,13 @@ class OffPolicyAlgorithm(RLAlgorithm):
             )
         return self.replay_buffer.save(path)
 
-    def load_replay_buffer(self, path: str | Path) -> None:
-        """Replace the replay buffer with one written by ``save_replay_buffer``."""
+    def load_replay_buffer(self, path: str | Path, truncate_last_traj: bool = True) -> None:
+        """Replace the replay buffer with one written by ``save_replay_buffer``.
+
+        ``truncate_last_traj`` (SB3's name; buffers with episode bookkeeping, HER's, only): end the episodes
+        that were in progress when it was saved as truncated, since training resumes on reset envs. Pass
+        False when continuing on the very same environment state (``learn(reset_num_timesteps=False)``).
+        """
         policy_built = self.observation_space is not None
         cls = self._replay_buffer_class if isinstance(self._replay_buffer_class, type) else ReplayBuffer
         loader = cls if issubclass(cls, ReplayBuffer) else ReplayBuffer
@@ -617,6 +625,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 f"and actions {describe_space(buffer.action_space)}, but the model has "
                 f"{describe_space(self.observation_space)} and {describe_space(self.action_space)}."
             )
+        if truncate_last_traj and callable(getattr(buffer, "truncate_last_trajectory", None)):
+            cast(Any, buffer).truncate_last_trajectory()
         self.replay_buffer = buffer
 
     # checkpoints ------------------------------------------------------------------------------------------
@@ -653,3 +663,19 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if state.get("replay_buffer") is not None and self.replay_buffer is not None:
             self.replay_buffer.load_state_dict(state["replay_buffer"])
             self.replay_buffer.truncate_last_transition()
+
+
+def _warn_lossy_truncation(buffer: ReplayBuffer) -> None:
+    """SB3's warning when a reset may cut the stored episode in progress short and the buffer cannot mark
+    that as a timeout: with ``optimize_memory_usage`` and no ``handle_timeout_termination`` the last
+    transition becomes a termination (no bootstrap), since the reset observation takes its next observation's
+    row. Given whenever such a buffer holds transitions, as SB3 does.
+    """
+    if buffer.optimize_memory_usage and not buffer.handle_timeout_termination and buffer.size() > 0:
+        warnings.warn(
+            "The last trajectory in the replay buffer will be truncated: the environments were reset, and "
+            "with optimize_memory_usage=True and handle_timeout_termination=False its last transition is "
+            "stored as a termination. Continue with learn(reset_num_timesteps=False), or set "
+            "handle_timeout_termination=True (kept as a timeout) or optimize_memory_usage=False.",
+            stacklevel=2,
+        )

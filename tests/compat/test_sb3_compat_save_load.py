@@ -111,3 +111,28 @@ def test_a_compiled_policy_saves_under_its_own_names(tmp_path):
     model.save(tmp_path / "compiled")
     loaded = DQN.load(tmp_path / "compiled")
     assert all(torch.equal(loaded.policy.state_dict()[k], v) for k, v in expected.items())
+
+
+@pytest.mark.parametrize(("optimize_memory_usage", "warns"), [(True, True), (False, False)])
+def test_a_reset_that_turns_the_last_transition_into_a_termination_warns(
+    optimize_memory_usage, warns, recwarn
+):
+    model = DQN(
+        "MlpPolicy",
+        "CartPole-v1",
+        buffer_size=100,
+        learning_starts=10,
+        optimize_memory_usage=optimize_memory_usage,
+        replay_buffer_kwargs={"handle_timeout_termination": not optimize_memory_usage},
+        policy_kwargs=dict(net_arch=[8]),
+        seed=0,
+    )
+    model.learn(50)
+    model.learn(50, reset_num_timesteps=False)  # the same env state goes on: nothing is cut short
+    assert not [w for w in recwarn if "will be truncated" in str(w.message)]
+    assert model.replay_buffer.dones[(model.replay_buffer.pos - 1) % 100, 0] == 0  # seed 0: mid-episode
+    model.learn(50)  # the env is reset under the episode in progress
+    messages = [str(w.message) for w in recwarn if "will be truncated" in str(w.message)]
+    assert len(messages) == (1 if warns else 0)
+    if messages:
+        assert "The last trajectory in the replay buffer will be truncated" in messages[0]

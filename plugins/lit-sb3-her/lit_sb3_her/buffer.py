@@ -26,17 +26,22 @@ It follows Stable-Baselines3 2.9's ``HerReplayBuffer``:
   one batched call on the first environment of the vector env the algorithm trains on.
 * ``dones`` stay the real ones; with ``handle_timeout_termination`` truncated episodes bootstrap.
 
-Not supported, each refused with an error: ``optimize_memory_usage`` (SB3 refuses it too), n-step returns
-(the rewards of a window would all need relabelling) and ``copy_info_dict=True`` (the off-policy loop does
-not hand the step infos to the buffer, and infos could not be saved without pickle). ``compute_reward``
-then receives an empty info dict per transition, as with SB3's default.
+* ``copy_info_dict=True`` keeps each transition's step info (SB3's per-env info dict, which the off-policy
+  loop hands to ``add`` as ``infos=``) and gives ``compute_reward`` the infos of the relabelled
+  transitions; with the default False it gets an empty dict per transition, as in SB3.
+
+Not supported, each refused with an error: ``optimize_memory_usage`` (SB3 refuses it too) and n-step returns
+(the rewards of a window would all need relabelling).
 
 Saving (``save``/``load``, ``model.save_replay_buffer``) and Lightning checkpoints keep the episode
-bookkeeping and the HER settings, without pickle, like every lit-sb3 buffer.
+bookkeeping and the HER settings, without pickle, like every lit-sb3 buffer. Kept infos are saved as JSON
+in the header: numpy arrays and scalars come back as lists and Python numbers; a value JSON cannot hold
+(an object) is refused with an error naming its key.
 """
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable, Sequence
 from enum import Enum
@@ -153,7 +158,8 @@ class HerReplayBuffer(DictReplayBuffer):
         n_sampled_goal: virtual transitions per real one, on average (0 turns HER off). Default 4.
         goal_selection_strategy: ``"future"`` (default), ``"final"`` or ``"episode"``, or a
             ``GoalSelectionStrategy``.
-        copy_info_dict: must be False (see the module docstring); ``compute_reward`` gets empty infos.
+        copy_info_dict: keep each transition's info dict and hand it to ``compute_reward`` (default False:
+            it gets empty infos).
         n_steps: must be 1 (n-step returns are refused).
         gamma: discount (unused with one-step returns; accepted because algorithms pass it).
         seed: seed of the buffer's sampling generator (transitions and goals).
@@ -187,12 +193,6 @@ class HerReplayBuffer(DictReplayBuffer):
                 f"HerReplayBuffer samples one-step transitions only, got n_steps={n_steps!r}: relabelling an "
                 "n-step window would need every reward in it recomputed. Use n_steps=1 with HER."
             )
-        if copy_info_dict:
-            raise ConfigurationError(
-                "HerReplayBuffer does not support copy_info_dict=True: lit-sb3's off-policy loop does not pass "
-                "the step infos to the replay buffer, and they could not be saved without pickle. Leave it "
-                "False (compute_reward then gets an empty info dict per transition, SB3's default)."
-            )
         check_non_negative_int("n_sampled_goal", n_sampled_goal)  # virtual transitions per real one
         super().__init__(
             buffer_size,
@@ -208,8 +208,10 @@ class HerReplayBuffer(DictReplayBuffer):
         )
         self.n_sampled_goal = int(n_sampled_goal)
         self.goal_selection_strategy = _parse_strategy(goal_selection_strategy)
-        self.copy_info_dict = False
         size, n = self.buffer_size, self.n_envs
+        self.copy_info_dict = bool(copy_info_dict)
+        # infos[row, env]: the step info of that transition (only with copy_info_dict)
+        self.infos: np.ndarray | None = _empty_infos(size, n) if self.copy_info_dict else None
         # Episode bookkeeping: ep_start[row, env] is the row where that transition's episode starts,
         # ep_length[row, env] its length once it has ended (0: not sampled: in progress or forgotten).
         self.ep_start = np.zeros((size, n), dtype=np.int64)
@@ -249,16 +251,29 @@ class HerReplayBuffer(DictReplayBuffer):
         reward: np.ndarray,
         terminated: np.ndarray,
         truncated: np.ndarray | Sequence[dict[str, Any]] | None = None,
+        infos: Sequence[dict[str, Any]] | None = None,
     ) -> None:
-        """Store one vector step (see ``ReplayBuffer.add``) and keep track of each env's episode."""
+        """Store one vector step (see ``ReplayBuffer.add``) and keep track of each env's episode.
+
+        ``infos``: the per-env info dicts of the step, kept with ``copy_info_dict`` (SB3's call, with infos
+        in place of ``truncated``, gives them too).
+        """
         pos = self.pos
         if self.full:
             self._forget_episodes_at(pos)
         self.ep_start[pos] = self._current_ep_start
+        sb3_infos = isinstance(truncated, (list, tuple)) and all(isinstance(i, dict) for i in truncated)
+        if self.infos is not None:
+            given = infos if infos is not None else (truncated if sb3_infos else None)
+            if given is not None and len(given) != self.n_envs:
+                raise ConfigurationError(
+                    f"HerReplayBuffer.add got {len(given)} info dicts for n_envs={self.n_envs}: pass one per env."
+                )
+            for index in range(self.n_envs):
+                self.infos[pos, index] = copy.deepcopy(dict(given[index])) if given is not None else {}
         super().add(obs, next_obs, action, reward, terminated, truncated)
         self._current_ep_len += 1
         ended = np.asarray(terminated, dtype=bool).reshape(-1)
-        sb3_infos = isinstance(truncated, (list, tuple)) and all(isinstance(i, dict) for i in truncated)
         if truncated is not None and not sb3_infos:  # with SB3's infos, done covers both endings
             ended = ended | np.asarray(truncated, dtype=bool)
         for env in np.flatnonzero(ended):
@@ -322,6 +337,8 @@ class HerReplayBuffer(DictReplayBuffer):
         self.ep_length[:] = 0
         self._current_ep_start[:] = 0
         self._current_ep_len[:] = 0
+        if self.infos is not None:
+            self.infos = _empty_infos(self.buffer_size, self.n_envs)
 
     # sampling -------------------------------------------------------------------------------------------
     def sample(self, batch_size: int, env: Any = None) -> ReplaySamples:
@@ -339,7 +356,10 @@ class HerReplayBuffer(DictReplayBuffer):
             observations["desired_goal"][n_real:] = goals
             next_observations["desired_goal"][n_real:] = goals
             # r_t depends on s_{t+1}: score the goal the *next* observation achieved against the new goal.
-            rewards[n_real:] = self._relabelled_rewards(next_observations["achieved_goal"][n_real:], goals)
+            virtual_infos = self._infos_at(rows[n_real:], envs[n_real:])
+            rewards[n_real:] = self._relabelled_rewards(
+                next_observations["achieved_goal"][n_real:], goals, virtual_infos
+            )
         dones = self.flat_dones[flat]
         if self.handle_timeout_termination:
             dones = dones - self.flat_timeouts[flat]  # timeouts are a subset of dones
@@ -395,13 +415,20 @@ class HerReplayBuffer(DictReplayBuffer):
         assert self.flat_next_observations is not None
         return self.flat_next_observations["achieved_goal"][goal_rows * self.n_envs + envs]
 
-    def _relabelled_rewards(self, achieved: np.ndarray, goals: np.ndarray) -> np.ndarray:
+    def _infos_at(self, rows: np.ndarray, envs: np.ndarray) -> list[dict[str, Any]]:
+        """The kept infos of these transitions (empty dicts without ``copy_info_dict``)."""
+        if self.infos is None:
+            return [{} for _ in range(len(rows))]
+        return list(self.infos[rows, envs])
+
+    def _relabelled_rewards(
+        self, achieved: np.ndarray, goals: np.ndarray, infos: list[dict[str, Any]]
+    ) -> np.ndarray:
         if self._compute_reward is None:
             raise ConfigurationError(
                 "HerReplayBuffer has no environment to compute the rewards of relabelled transitions: pass "
                 "env= when creating it, call set_env(env), or let an off-policy algorithm train with it."
             )
-        infos: list[dict[str, Any]] = [{} for _ in range(len(goals))]
         rewards = np.asarray(self._compute_reward(achieved, goals, infos), dtype=np.float32)
         if rewards.size != len(goals):
             raise ConfigurationError(
@@ -418,7 +445,14 @@ class HerReplayBuffer(DictReplayBuffer):
             "goal_selection_strategy": self.goal_selection_strategy.value,
             "current_ep_start": self._current_ep_start.tolist(),
             "current_ep_len": self._current_ep_len.tolist(),
+            "copy_info_dict": self.copy_info_dict,
         }
+        if self.infos is not None:
+            rows = self.size()
+            header["her"]["infos"] = [
+                [_jsonable(self.infos[row, env], "infos") for env in range(self.n_envs)]
+                for row in range(rows)
+            ]
         return header
 
     def storage_arrays(self) -> dict[str, np.ndarray]:
@@ -447,12 +481,49 @@ class HerReplayBuffer(DictReplayBuffer):
         self.ep_length[:rows] = arrays["ep_length"]
         self._current_ep_start[:] = her["current_ep_start"]
         self._current_ep_len[:] = her["current_ep_len"]
+        self.copy_info_dict = bool(her.get("copy_info_dict", False))
+        self.infos = _empty_infos(self.buffer_size, self.n_envs) if self.copy_info_dict else None
+        if self.infos is not None:
+            saved = her.get("infos", [])
+            if len(saved) > self.buffer_size or any(len(row) != self.n_envs for row in saved):
+                raise ConfigurationError(
+                    "The saved HER infos do not match the buffer's rows and n_envs; the file is damaged."
+                )
+            for row, entries in enumerate(saved):
+                for env, info in enumerate(entries):
+                    self.infos[row, env] = dict(info)
 
     def __repr__(self) -> str:
         return (
             f"HerReplayBuffer(size={len(self)}/{self.buffer_size * self.n_envs}, n_envs={self.n_envs}, "
             f"n_sampled_goal={self.n_sampled_goal}, goal_selection_strategy={self.goal_selection_strategy.value!r})"
         )
+
+
+def _empty_infos(rows: int, n_envs: int) -> np.ndarray:
+    infos = np.empty((rows, n_envs), dtype=object)
+    for index in np.ndindex(infos.shape):
+        infos[index] = {}
+    return infos
+
+
+def _jsonable(value: Any, where: str) -> Any:
+    """``value`` as JSON can hold it (numpy to lists and numbers), or an error naming where it sits."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item, f"{where}[{key!r}]") for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ConfigurationError(
+        f"HerReplayBuffer cannot save the kept step info {where} of type {type(value).__name__}: replay "
+        "buffer files hold JSON, not pickle. Keep infos to numbers, strings, arrays, lists and dicts, or "
+        "create the buffer with copy_info_dict=False."
+    )
 
 
 def _check_goal_space(space: spaces.Space) -> None:

@@ -329,12 +329,60 @@ def test_without_an_env_sampling_asks_for_one() -> None:
         buffer.sample(10)
 
 
+def test_copy_info_dict_keeps_infos_per_transition_and_refuses_unsaveable_ones(tmp_path: Path) -> None:
+    seen: list[list[dict]] = []
+
+    class Recorder(Scorer):
+        def compute_reward(self, achieved: np.ndarray, desired: np.ndarray, info: list) -> np.ndarray:
+            seen.append(info)
+            return super().compute_reward(achieved, desired, info)
+
+    buffer = make_buffer(n_envs=2, env=Recorder(), copy_info_dict=True)
+    for t in range(6):
+        obs = np.array([[0, t], [1, t]], dtype=np.float32)
+        goals = np.full((2, 2), REAL_GOAL, dtype=np.float32)
+        buffer.add(
+            {"observation": obs, "achieved_goal": obs, "desired_goal": goals},
+            {"observation": obs + 1, "achieved_goal": obs + 1, "desired_goal": goals},
+            np.zeros((2, 1), dtype=np.float32),
+            np.zeros(2, dtype=np.float32),
+            np.array([t % 3 == 2, t % 3 == 2]),
+            np.zeros(2, dtype=bool),
+            infos=[{"env": 0, "t": np.int64(t)}, {"env": 1, "t": np.int64(t)}],
+        )
+    batch = buffer.sample(200)
+    infos = seen[-1]
+    assert len(infos) == int(0.8 * 200)
+    obs = batch.observations["observation"].numpy()[-len(infos) :]  # the virtual part, in order
+    assert [(i["env"], int(i["t"])) for i in infos] == [(int(o[0]), int(o[1])) for o in obs]
+    loaded = HerReplayBuffer.load(buffer.save(tmp_path / "infos"))
+    assert loaded.copy_info_dict and loaded.infos[4, 1] == {"env": 1, "t": 4}
+    buffer.add(
+        {"observation": obs[:2], "achieved_goal": obs[:2], "desired_goal": obs[:2]},
+        {"observation": obs[:2], "achieved_goal": obs[:2], "desired_goal": obs[:2]},
+        np.zeros((2, 1), dtype=np.float32),
+        np.zeros(2, dtype=np.float32),
+        np.zeros(2, dtype=bool),
+        infos=[{"handle": object()}, {}],
+    )
+    with pytest.raises(ConfigurationError, match=r"infos\['handle'\] of type object"):
+        buffer.save(tmp_path / "bad")
+    with pytest.raises(ConfigurationError, match="3 info dicts for n_envs=2"):
+        buffer.add(
+            {"observation": obs[:2], "achieved_goal": obs[:2], "desired_goal": obs[:2]},
+            {"observation": obs[:2], "achieved_goal": obs[:2], "desired_goal": obs[:2]},
+            np.zeros((2, 1), dtype=np.float32),
+            np.zeros(2, dtype=np.float32),
+            np.zeros(2, dtype=bool),
+            infos=[{}, {}, {}],
+        )
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
         ({"optimize_memory_usage": True}, "optimize_memory_usage"),
         ({"n_steps": 3}, "n_steps=3"),
-        ({"copy_info_dict": True}, "copy_info_dict"),
         ({"goal_selection_strategy": "futur"}, "'future', 'final', 'episode'"),
         ({"goal_selection_strategy": 0}, "goal_selection_strategy"),
         ({"n_sampled_goal": -1}, "n_sampled_goal"),

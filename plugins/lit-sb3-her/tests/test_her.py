@@ -179,7 +179,7 @@ def test_replay_buffer_files_through_the_algorithm(tmp_path: Path) -> None:
     model = DQN("MultiInputPolicy", replay_buffer_class="her", **SMALL).learn(200, env=env)
     path = model.save_replay_buffer(tmp_path / "her_buffer")
     other = DQN("MultiInputPolicy", env=BitFlippingEnv(n_bits=5), replay_buffer_class="her", **SMALL)
-    other.load_replay_buffer(path)
+    other.load_replay_buffer(path, truncate_last_traj=False)  # kept as saved: the episode in progress too
     loaded = other.replay_buffer
     assert isinstance(loaded, HerReplayBuffer) and loaded.env is None  # no env until training starts
     np.testing.assert_array_equal(loaded.ep_length, model.replay_buffer.ep_length)
@@ -187,6 +187,68 @@ def test_replay_buffer_files_through_the_algorithm(tmp_path: Path) -> None:
     other.learn(100)
     assert other.replay_buffer is loaded and loaded.env is other.vector_env and loaded.size() == 300
     assert other.n_updates > 0
+
+
+def test_loading_a_replay_buffer_truncates_the_episodes_in_progress_by_default(tmp_path: Path) -> None:
+    model = DQN("MultiInputPolicy", replay_buffer_class="her", **SMALL).learn(
+        203, env=BitFlippingEnv(n_bits=5)
+    )
+    in_progress = model.replay_buffer._current_ep_len.copy()
+    assert in_progress.sum() > 0  # 203 steps: the last episode of 5 bits runs on
+    path = model.save_replay_buffer(tmp_path / "her_buffer")
+    with pytest.warns(UserWarning, match="last trajectory in the replay buffer will be truncated"):
+        model.load_replay_buffer(path)  # SB3's default truncate_last_traj=True
+    loaded = model.replay_buffer
+    assert loaded._current_ep_len.sum() == 0
+    last = loaded.pos - 1
+    assert loaded.timeouts[last, 0] == 1 and loaded.ep_length[last, 0] == in_progress[0]
+    model.learn(50, reset_num_timesteps=True)
+    assert model.replay_buffer is loaded and loaded.size() >= 253  # kept, and training went on in it
+
+
+class InfoScorer(BitFlippingEnv):
+    """Bit flipping whose reward is read from the infos compute_reward receives (0 where they say success)."""
+
+    seen: list[list[dict]] = []  # noqa: RUF012
+
+    def step(self, action: Any) -> Any:
+        obs, reward, terminated, truncated, info = super().step(action)
+        info["mark"] = np.array([7.0, float(self.current_step)])
+        return obs, reward, terminated, truncated, info
+
+    def compute_reward(self, achieved: Any, desired: Any, info: Any) -> np.ndarray:
+        if isinstance(info, list):
+            InfoScorer.seen.append(info)
+        return super().compute_reward(achieved, desired, info)
+
+
+def test_copy_info_dict_hands_each_transitions_step_info_to_compute_reward(tmp_path: Path) -> None:
+    InfoScorer.seen.clear()
+    model = DQN(
+        "MultiInputPolicy",
+        replay_buffer_class="her",
+        replay_buffer_kwargs={"copy_info_dict": True},
+        train_freq=4,
+        **SMALL,
+    ).learn(120, env=InfoScorer(n_bits=4))
+    buffer = model.replay_buffer
+    assert buffer.copy_info_dict and InfoScorer.seen  # relabelled minibatches were scored
+    batch = [info for call in InfoScorer.seen for info in call]
+    assert all(info["mark"][0] == 7.0 and "is_success" in info for info in batch)
+    assert all("TimeLimit.truncated" in info for info in batch)  # SB3's per-env info dicts
+    # each info is the one of the step that made its transition (current_step counts the steps taken)
+    assert {int(info["mark"][1]) for info in batch} <= set(range(1, 5))
+    path = model.save_replay_buffer(tmp_path / "with_infos")
+    other = DQN("MultiInputPolicy", replay_buffer_class="her", **SMALL)
+    other.load_replay_buffer(path, truncate_last_traj=False)
+    loaded = other.replay_buffer
+    assert loaded.copy_info_dict
+    rows = buffer.size()
+    for row in (0, rows // 2, rows - 1):
+        assert (
+            loaded.infos[row, 0]["mark"] == buffer.infos[row, 0]["mark"].tolist()
+        )  # arrays come back as lists
+        assert loaded.infos[row, 0]["is_success"] == buffer.infos[row, 0]["is_success"]
 
 
 def test_checkpoint_resume_restores_the_episode_bookkeeping(tmp_path: Path) -> None:

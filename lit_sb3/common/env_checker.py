@@ -100,7 +100,7 @@ def _warn_about_spaces(observation_space: spaces.Space, action_space: spaces.Spa
             if isinstance(sub, (spaces.Dict, spaces.Tuple))
         ]
         if nested:
-            _warn(f"Nested observation spaces (keys {nested}) are not supported: flatten them.")
+            _warn(f"Nested observation spaces are not supported (keys {nested}): flatten them.")
     if isinstance(action_space, (spaces.Dict, spaces.Tuple)):
         _warn(
             f"{type(action_space).__name__} action spaces are not supported: flatten the actions into one space."

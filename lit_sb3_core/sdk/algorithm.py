@@ -55,7 +55,7 @@ from lit_sb3_core.engine.datamodule import env_spaces, probe_spaces
 from lit_sb3_core.engine.exporters import DeterministicPolicy, PolicyModule, export_policy
 from lit_sb3_core.engine.lightning_internals import attached_trainer, trainer_callbacks
 from lit_sb3_core.envs.episodes import EpisodeStatistics
-from lit_sb3_core.errors import ConfigurationError, UnknownNameError
+from lit_sb3_core.errors import ConfigurationError, NestedSpaceError, UnknownNameError
 from lit_sb3_core.foundation.schedules import Schedule, checked_schedule, make_schedule
 from lit_sb3_core.foundation.spaces import describe_space, is_image_space
 from lit_sb3_core.nets.actor_critic import class_to_string
@@ -241,7 +241,7 @@ class RLAlgorithm(
         if isinstance(observation_space, spaces.Dict):
             nested = [key for key, sub in observation_space.spaces.items() if isinstance(sub, spaces.Dict)]
             if nested:
-                raise ConfigurationError(
+                raise NestedSpaceError(
                     f"{name} supports single-level Dict observations only; keys {nested} hold nested Dicts. "
                     "Flatten them with gymnasium.wrappers.FlattenObservation or a custom wrapper."
                 )

@@ -441,6 +441,8 @@ class VecEnvAsVectorEnv(VectorEnv):
             return self._direct.step(actions)
         observations, rewards, dones, step_infos = self.venv.step(actions)
         dones = np.asarray(dones, dtype=bool)
+        # SB3 reads infos[i] only where it needs them: a VecEnv may return fewer (even none) on plain steps.
+        step_infos = list(step_infos) + [{} for _ in range(self.num_envs - len(step_infos))]
         truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in step_infos]) & dones
         terminated = dones & ~truncated
         infos: dict[str, Any] = {}

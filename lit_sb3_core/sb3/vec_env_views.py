@@ -208,8 +208,9 @@ def reset_vector_env(
     """Reset ``vector_env`` with reset options ``options[i]`` for env ``i`` (SB3's ``set_options`` list).
 
     Gymnasium's vector envs take one options dict for all envs; envs that share options are reset together
-    (gymnasium's ``reset_mask``), one group after the other, and their infos merged. An env without options
-    is reset without them, as SB3 does.
+    (gymnasium's ``reset_mask``), one group after the other, and their infos merged. When every env has the
+    same options they are passed once (None when empty, as SB3 passes none); in a mixed list an env without
+    options gets an empty dict.
     """
     # Sync/AsyncVectorEnv take one seed per sub-env; the VectorEnv base class declares one int
     seed = cast(Any, seeds)

@@ -564,6 +564,16 @@ class RLAlgorithm(
     def n_envs(self) -> int:
         return self.vector_env.num_envs if self.vector_env is not None else 1
 
+    def source_n_envs(self) -> int:
+        """How many envs the env handed over (``env_source``) steps at once, before any is built: SB3 checks
+        the settings that depend on it in the constructor. 1 for an id, Env or factory (``learn`` runs one
+        copy unless given ``n_envs``)."""
+        source = self.env_source
+        count = getattr(source, "num_envs", None)  # a VectorEnv or SB3 VecEnv
+        if count is None:
+            count = getattr(source, "n_envs", None)  # an RLEnvDataModule
+        return int(count) if isinstance(count, (int, np.integer)) and not isinstance(count, bool) else 1
+
     @property
     def world_size(self) -> int:
         trainer = attached_trainer(self)

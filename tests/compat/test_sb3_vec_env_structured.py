@@ -56,7 +56,7 @@ def test_structured_actions_are_taken_one_per_env(vec_env_class: Any, space: spa
         venv.reset()
         actions = [space.sample() for _ in range(3)]
         for _ in range(4):  # past an episode end: the reset observation comes back in the same step
-            obs, _, dones, infos = venv.step(actions)
+            obs, _, dones, _infos = venv.step(actions)
         assert dones.shape == (3,)
         if isinstance(space, spaces.Dict):
             assert set(obs) == {"a", "b"} and obs["b"].shape == (3, 2)

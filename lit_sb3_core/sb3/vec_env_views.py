@@ -260,7 +260,7 @@ def batch_actions(space: gym.Space, num_envs: int, actions: Any) -> Any:
         raise ConfigurationError(
             f"step() got {len(per_env)} actions for {num_envs} envs: pass one action per env."
         )
-    return concatenate(space, per_env, create_empty_array(space, num_envs))
+    return concatenate(space, per_env, cast(Any, create_empty_array(space, num_envs)))
 
 
 # gymnasium -> SB3 --------------------------------------------------------------------------------------

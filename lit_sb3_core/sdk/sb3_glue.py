@@ -109,8 +109,9 @@ class SB3Glue(AlgorithmPart):
         """Leave the last ``train/`` values in ``model.logger.name_to_value`` after ``learn``, as SB3's logger
         holds them (SB3 dumps before training, so what the last update recorded is still there; code reads
         ``train/n_updates`` or ``train/loss`` from it). lit-sb3 writes them out with the final record."""
-        values = self.logger.name_to_value
-        for key, value in self.last_metrics.items():
+        algorithm = cast(Any, self)  # a mixin of RLAlgorithm: its logger and metrics
+        values = algorithm.logger.name_to_value
+        for key, value in algorithm.last_metrics.items():
             if key.startswith("train/") and key not in values:
                 values[key] = value
 

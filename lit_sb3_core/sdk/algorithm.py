@@ -564,7 +564,7 @@ class RLAlgorithm(
     def n_envs(self) -> int:
         return self.vector_env.num_envs if self.vector_env is not None else 1
 
-    def source_n_envs(self) -> int:
+    def _source_n_envs(self) -> int:
         """How many envs the env handed over (``env_source``) steps at once, before any is built: SB3 checks
         the settings that depend on it in the constructor. 1 for an id, Env or factory (``learn`` runs one
         copy unless given ``n_envs``)."""

@@ -115,7 +115,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
             tensorboard_log=tensorboard_log,
         )
         if self.env_source is not None:  # refused at construction as in SB3, not at the first learn()
-            self.check_rollout_length(self.source_n_envs())
+            self.check_rollout_length(self._source_n_envs())
 
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
     sb3_policy_classes: ClassVar[dict[str, str]] = {

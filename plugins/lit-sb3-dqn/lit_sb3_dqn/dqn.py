@@ -158,8 +158,9 @@ class DQN(OffPolicyAlgorithm):
             device=device,
             checkpoint_replay_buffer=checkpoint_replay_buffer,
         )
-        if self.env_source is not None:
-            self._warn_fast_target_updates(self.source_n_envs())
+        n_envs = getattr(self.env_source, "num_envs", None)  # a VecEnv/VectorEnv given: SB3 warns here
+        if isinstance(n_envs, int):
+            self._warn_fast_target_updates(n_envs)
 
     def _warn_fast_target_updates(self, n_envs: int) -> None:
         """SB3's warning: with more envs than ``target_update_interval`` the target net is updated on every

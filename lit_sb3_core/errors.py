@@ -43,9 +43,11 @@ __all__ = [
     "EnvTimeoutError",
     "EnvTypeError",
     "ImageSpaceError",
+    "InvalidArgumentError",
     "LitSb3Error",
     "MissingPluginError",
     "ModelFileError",
+    "NestedSpaceError",
     "NonFiniteError",
     "PluginError",
     "RegistrationError",
@@ -256,6 +258,16 @@ class EnvCountError(ConfigurationError, AssertionError):
 class ImageSpaceError(ConfigurationError, AssertionError):
     """A CNN features extractor (``CnnPolicy``) given observations that are not images of the kind it takes
     (SB3's NatureCNN asserts there)."""
+
+
+class InvalidArgumentError(ConfigurationError, AssertionError):
+    """An argument outside the values it may take where SB3 asserts them (``VecFrameStack``'s
+    ``channels_order="sideways"``); also an ``AssertionError`` so code written against SB3 catches it."""
+
+
+class NestedSpaceError(ConfigurationError, NotImplementedError):
+    """A Dict or Tuple space inside a Dict or Tuple observation space, which the policies do not take; also a
+    ``NotImplementedError``, the type SB3 raises for it."""
 
 
 class EnvError(LitSb3Error, ValueError):

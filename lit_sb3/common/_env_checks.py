@@ -151,7 +151,7 @@ def _warn_about_structure(observation_space: spaces.Space) -> None:
             if isinstance(sub, (spaces.Dict, spaces.Tuple))
         ]
         if nested:
-            _warn(f"Nested observation spaces (keys {nested}) are not supported: flatten them to one level.")
+            _warn(f"Nested observation spaces are not supported (keys {nested}): flatten them to one level.")
     for name in unsupported_space_names(observation_space):
         hint = " Pad the observations to a fixed size instead." if name == "Sequence" else ""
         _warn(

@@ -161,6 +161,11 @@ class CheckedEnv(gym.Wrapper):
             current = current.env
         return False
 
+    def sb3_set_attr(self, name: str, value: Any) -> None:
+        """SB3's ``set_attr`` inside an async worker: a plain ``setattr`` on the env as its factory made it
+        (the outermost of the user's wrappers), not gymnasium's search for where ``name`` already lives."""
+        setattr(self.env, name, value)
+
     def _where(self) -> str:
         role = f"{self.role} " if self.role else ""
         return f"{role}env {self.index} ({env_name(self.env)})"
@@ -184,10 +189,9 @@ class CheckedEnv(gym.Wrapper):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         try:
-            # options only when given, as SB3's VecEnvs do: envs whose reset takes seed alone work.
-            result = (
-                self.env.reset(seed=seed) if options is None else self.env.reset(seed=seed, options=options)
-            )
+            # options only when there are some, as SB3's VecEnvs do: envs whose reset takes seed alone work,
+            # and an env reset without options (an empty dict from a vector reset) sees options=None.
+            result = self.env.reset(seed=seed) if not options else self.env.reset(seed=seed, options=options)
         except Exception as exc:
             text = str(exc)
             old_api = "unexpected keyword argument" in text and ("'seed'" in text or "'options'" in text)

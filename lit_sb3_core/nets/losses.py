@@ -34,6 +34,11 @@ def quantile_huber_loss(
         )
     if current_quantiles.ndim not in (2, 3):
         raise ValueError(f"current_quantiles must have 2 or 3 dimensions, got {current_quantiles.ndim}.")
+    if current_quantiles.shape[0] != target_quantiles.shape[0]:
+        raise ValueError(
+            f"current_quantiles and target_quantiles must have the same batch size (first dimension), got "
+            f"{current_quantiles.shape[0]} and {target_quantiles.shape[0]}."
+        )
     if cum_prob is None:
         n_quantiles = current_quantiles.shape[-1]
         cum_prob = (

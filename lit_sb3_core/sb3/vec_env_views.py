@@ -16,15 +16,18 @@ only: async env workers never import this module, and importing it loads no torc
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorEnv
-from gymnasium.vector.utils import batch_space
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 
 from lit_sb3_core.envs.guards import CheckedEnv
+from lit_sb3_core.envs.vector_envs import LitAsyncVectorEnv
+from lit_sb3_core.errors import ConfigurationError, EnvError
 from lit_sb3_core.sb3.vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 __all__ = [
@@ -32,9 +35,11 @@ __all__ = [
     "VecEnvAsVectorEnv",
     "as_sb3_vec_env",
     "as_vector_env",
+    "batch_actions",
     "find_vec_wrapper",
     "is_sb3_vec_env",
     "is_wrapped",
+    "reset_vector_env",
     "sb3_infos",
 ]
 
@@ -106,6 +111,12 @@ def is_wrapped(env: gym.Env, wrapper_class: type[gym.Wrapper]) -> bool:
 def _async_call(base: AsyncVectorEnv, indices: list[int], messages: list[tuple[str, Any]]) -> list[Any]:
     """Send one worker command to each selected worker and collect the answers (gymnasium's protocol)."""
     base._assert_is_running()
+    stopped = [i for i in indices if base.parent_pipes[i] is None]
+    if stopped:
+        raise EnvError(
+            f"The SubprocVecEnv/AsyncVectorEnv worker of env {stopped[0]} has stopped: an earlier call raised in "
+            "it, and gymnasium's workers end on an error. Close this vector env and create a new one."
+        )
     for i, message in zip(indices, messages):
         base.parent_pipes[i].send(message)
     answers = [base.parent_pipes[i].recv() for i in indices]
@@ -144,10 +155,18 @@ class _SubEnvs:
         return self._select(base.get_attr(name), indices, name)
 
     def set(self, indices: list[int], name: str, value: Any) -> None:
+        """SB3's ``set_attr``: a plain ``setattr`` on each env as its factory made it (SB3 sets the attribute
+        on the outermost wrapper); gymnasium's ``set_wrapper_attr`` for envs lit-sb3 did not build."""
         base = self.base
         if isinstance(base, SyncVectorEnv):
             for i in indices:
-                base.envs[i].set_wrapper_attr(name, value)
+                env = base.envs[i]
+                if isinstance(env, CheckedEnv):
+                    setattr(env.env, name, value)
+                else:
+                    env.set_wrapper_attr(name, value)
+        elif isinstance(base, LitAsyncVectorEnv):  # every sub-env is a CheckedEnv
+            self.call(indices, "sb3_set_attr", (name, value), {})
         elif isinstance(base, AsyncVectorEnv):
             _async_call(base, indices, [("_setattr", (name, value))] * len(indices))
         elif isinstance(base, VecEnvAsVectorEnv):
@@ -156,6 +175,20 @@ class _SubEnvs:
             base.set_attr(name, value)
         else:
             raise NotImplementedError(f"{type(base).__name__} cannot set attributes of single sub-envs.")
+
+    def has(self, name: str) -> bool:
+        """Whether every sub-env has ``name``, asked where the env lives: an async worker ends on an error, so
+        a missing attribute must not be looked up there."""
+        base = self.base
+        if isinstance(base, VecEnvAsVectorEnv):
+            return bool(base.venv.has_attr(name))
+        if isinstance(base, (SyncVectorEnv, AsyncVectorEnv)):
+            return all(self.call(list(range(base.num_envs)), "has_wrapper_attr", (name,), {}))
+        try:
+            base.get_attr(name)
+        except AttributeError:
+            return False
+        return True
 
     def wrapped(self, indices: list[int], wrapper_class: type[gym.Wrapper]) -> list[bool]:
         base = self.base
@@ -168,6 +201,67 @@ class _SubEnvs:
 
     def _select(self, values: Sequence[Any], indices: list[int], name: str) -> list[Any]:
         return [values[i] for i in indices]
+
+
+def reset_vector_env(
+    vector_env: VectorEnv, seeds: Any, options: Sequence[dict[str, Any]]
+) -> tuple[Any, dict]:
+    """Reset ``vector_env`` with reset options ``options[i]`` for env ``i`` (SB3's ``set_options`` list).
+
+    Gymnasium's vector envs take one options dict for all envs; envs that share options are reset together
+    (gymnasium's ``reset_mask``), one group after the other, and their infos merged. When every env has the
+    same options they are passed once (None when empty, as SB3 passes none); in a mixed list an env without
+    options gets an empty dict.
+    """
+    # Sync/AsyncVectorEnv take one seed per sub-env; the VectorEnv base class declares one int
+    seed = cast(Any, seeds)
+    first = options[0] if options else {}
+    if all(option == first for option in options):
+        return vector_env.reset(seed=seed, options=dict(first) or None)
+    if not isinstance(vector_env.unwrapped, (SyncVectorEnv, AsyncVectorEnv)):
+        raise ConfigurationError(
+            f"{type(vector_env.unwrapped).__name__} takes one reset options dict for all its envs: pass one "
+            "dict to set_options() (different options per env need gymnasium's SyncVectorEnv/AsyncVectorEnv)."
+        )
+    groups: list[tuple[dict[str, Any], list[int]]] = []
+    for index, option in enumerate(options):
+        group = next((members for shared, members in groups if shared == option), None)
+        if group is None:
+            groups.append((option, [index]))
+        else:
+            group.append(index)
+    observations: Any = None
+    infos: dict[str, Any] = {}
+    for shared, members in groups:
+        mask = np.zeros(vector_env.num_envs, dtype=np.bool_)
+        mask[members] = True
+        observations, group_infos = vector_env.reset(seed=seed, options={**shared, "reset_mask": mask})
+        for index in members:
+            infos = vector_env._add_info(infos, _info_of(group_infos, index), index)
+    return observations, infos
+
+
+def batch_actions(space: gym.Space, num_envs: int, actions: Any) -> Any:
+    """``actions`` as gymnasium's batch for ``num_envs`` envs of action space ``space``.
+
+    SB3's VecEnvs index the actions by env (``actions[i]`` goes to env ``i``), so a list of one Dict or
+    Tuple action per env is valid there; gymnasium wants a dict (tuple) of batched arrays instead.
+    Anything else is passed on as it is (a batch array indexes the same either way).
+    """
+    if isinstance(space, spaces.Dict) and not isinstance(actions, Mapping):
+        per_env = list(actions)
+    elif isinstance(space, spaces.Tuple) and (
+        isinstance(actions, list)
+        or (len(actions) == num_envs and all(space.contains(action) for action in actions))
+    ):
+        per_env = list(actions)
+    else:
+        return actions
+    if len(per_env) != num_envs:
+        raise ConfigurationError(
+            f"step() got {len(per_env)} actions for {num_envs} envs: pass one action per env."
+        )
+    return concatenate(space, per_env, cast(Any, create_empty_array(space, num_envs)))
 
 
 # gymnasium -> SB3 --------------------------------------------------------------------------------------
@@ -196,20 +290,13 @@ class GymnasiumVecEnv(VecEnv):
         # SB3 exposes the sub-envs' metadata; keep render_modes as SB3 computes them.
         self.metadata = {**getattr(vector_env, "metadata", {}), "render_modes": self.metadata["render_modes"]}
 
-    def _reset_arguments(self) -> tuple[list[int | None] | None, dict[str, Any] | None]:
+    def _reset_arguments(self) -> tuple[list[int | None] | None, list[dict[str, Any]]]:
         seeds = self._seeds if any(seed is not None for seed in self._seeds) else None
-        options = self._options
-        if any(option != options[0] for option in options):
-            raise ValueError(
-                "Different reset options per environment are not supported by gymnasium's vector envs: "
-                "pass one dict to set_options()."
-            )
-        return seeds, (options[0] or None)
+        return seeds, list(self._options)
 
     def reset(self) -> VecEnvObs:
         seeds, options = self._reset_arguments()
-        # Sync/AsyncVectorEnv take one seed per sub-env; the VectorEnv base class declares one int
-        observations, infos = self.vector_env.reset(seed=cast(Any, seeds), options=options)
+        observations, infos = reset_vector_env(self.vector_env, seeds, options)
         self.reset_infos = _reset_infos(infos, self.num_envs)
         self._reset_seeds()
         self._reset_options()
@@ -227,7 +314,7 @@ class GymnasiumVecEnv(VecEnv):
                     stacklevel=3,
                 )
             actions = actions[: self.num_envs]
-        self._actions = actions
+        self._actions = batch_actions(self.action_space, self.num_envs, actions)
 
     def step_wait(self) -> VecEnvStepReturn:
         observations, rewards, terminated, truncated, infos = self.vector_env.step(self._actions)
@@ -246,6 +333,9 @@ class GymnasiumVecEnv(VecEnv):
         if self.render_mode != "rgb_array":
             return [None] * self.num_envs
         return list(cast(Any, self.vector_env.render()) or [])
+
+    def has_attr(self, attr_name: str) -> bool:
+        return self._sub_envs.has(attr_name)
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         return self._sub_envs.get(self._get_indices(indices), attr_name)
@@ -344,7 +434,9 @@ class VecEnvAsVectorEnv(VectorEnv):
             self.venv._reset_seeds()
             self.venv._reset_options()
             seed = pending if seed is None else seed
-            return self._direct.reset(seed=seed, options=options or pending_options)
+            if options:
+                return self._direct.reset(seed=seed, options=options)
+            return reset_vector_env(self._direct, seed, pending_options)
         if seed is not None:
             if isinstance(seed, (int, np.integer)):
                 self.venv.seed(int(seed))
@@ -363,6 +455,8 @@ class VecEnvAsVectorEnv(VectorEnv):
             return self._direct.step(actions)
         observations, rewards, dones, step_infos = self.venv.step(actions)
         dones = np.asarray(dones, dtype=bool)
+        # SB3 reads infos[i] only where it needs them: a VecEnv may return fewer (even none) on plain steps.
+        step_infos = list(step_infos) + [{} for _ in range(self.num_envs - len(step_infos))]
         truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in step_infos]) & dones
         terminated = dones & ~truncated
         infos: dict[str, Any] = {}

@@ -38,7 +38,13 @@ from lit_sb3_core.engine.exporters import DeterministicPolicy, PolicyModule
 from lit_sb3_core.engine.trainer import RLTrainer
 from lit_sb3_core.engine.tuned import tuned_hyperparameters
 from lit_sb3_core.envs.masks import MASK_METHOD, get_action_masks, is_masking_supported
-from lit_sb3_core.errors import ConfigurationError, LitSb3Error, UnknownNameError
+from lit_sb3_core.errors import (
+    ConfigurationError,
+    ConflictingOptionsError,
+    InvalidArgumentError,
+    LitSb3Error,
+    UnknownNameError,
+)
 from lit_sb3_core.foundation.checks import (
     check_at_most,
     check_bool,
@@ -241,6 +247,8 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "PolicyModule",
     "DeterministicPolicy",
     "ConfigurationError",
+    "ConflictingOptionsError",
+    "InvalidArgumentError",
     "LitSb3Error",
     "UnknownNameError",
     "hookimpl",

@@ -55,7 +55,7 @@ from lit_sb3_core.engine.datamodule import env_spaces, probe_spaces
 from lit_sb3_core.engine.exporters import DeterministicPolicy, PolicyModule, export_policy
 from lit_sb3_core.engine.lightning_internals import attached_trainer, trainer_callbacks
 from lit_sb3_core.envs.episodes import EpisodeStatistics
-from lit_sb3_core.errors import ConfigurationError, UnknownNameError, UnsupportedSpaceError
+from lit_sb3_core.errors import ConfigurationError, NestedSpaceError, UnknownNameError, UnsupportedSpaceError
 from lit_sb3_core.foundation.schedules import Schedule, checked_schedule, make_schedule
 from lit_sb3_core.foundation.spaces import describe_space, is_image_space
 from lit_sb3_core.nets.actor_critic import class_to_string
@@ -241,7 +241,7 @@ class RLAlgorithm(
         if isinstance(observation_space, spaces.Dict):
             nested = [key for key, sub in observation_space.spaces.items() if isinstance(sub, spaces.Dict)]
             if nested:
-                raise ConfigurationError(
+                raise NestedSpaceError(
                     f"{name} supports single-level Dict observations only; keys {nested} hold nested Dicts. "
                     "Flatten them with gymnasium.wrappers.FlattenObservation or a custom wrapper."
                 )
@@ -563,6 +563,16 @@ class RLAlgorithm(
     @property
     def n_envs(self) -> int:
         return self.vector_env.num_envs if self.vector_env is not None else 1
+
+    def _source_n_envs(self) -> int:
+        """How many envs the env handed over (``env_source``) steps at once, before any is built: SB3 checks
+        the settings that depend on it in the constructor. 1 for an id, Env or factory (``learn`` runs one
+        copy unless given ``n_envs``)."""
+        source = self.env_source
+        count = getattr(source, "num_envs", None)  # a VectorEnv or SB3 VecEnv
+        if count is None:
+            count = getattr(source, "n_envs", None)  # an RLEnvDataModule
+        return int(count) if isinstance(count, (int, np.integer)) and not isinstance(count, bool) else 1
 
     @property
     def world_size(self) -> int:

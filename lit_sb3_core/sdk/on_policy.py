@@ -24,7 +24,7 @@ from gymnasium import spaces
 
 from lit_sb3_core.data.rollout_buffer import RolloutBuffer
 from lit_sb3_core.engine.lightning_internals import SIGTERMException, attached_trainer
-from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.errors import ConfigurationError, ConflictingOptionsError
 from lit_sb3_core.foundation.checks import (
     check_bool,
     check_fraction,
@@ -114,6 +114,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
             device=device,
             tensorboard_log=tensorboard_log,
         )
+        if self.env_source is not None:  # refused at construction as in SB3, not at the first learn()
+            self.check_rollout_length(self._source_n_envs())
 
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
     sb3_policy_classes: ClassVar[dict[str, str]] = {
@@ -155,15 +157,20 @@ class OnPolicyAlgorithm(RLAlgorithm):
             ) from None
         return super().make_policy(policy_cls, policy_kwargs)
 
+    def check_rollout_length(self, n_envs: int) -> None:
+        """Only normalising advantages over the rollout needs two of them (A2C's default does not), as in SB3;
+        an ``AssertionError`` too, the type SB3 asserts it with."""
+        if getattr(self, "normalize_advantage", True) and self.n_steps * n_envs < 2:
+            raise ConflictingOptionsError(
+                f"n_steps * n_envs must be greater than 1 (advantage normalization needs it), got "
+                f"n_steps={self.n_steps}, n_envs={n_envs}. Increase n_steps or n_envs, or pass "
+                "normalize_advantage=False."
+            )
+
     def on_fit_start(self) -> None:
         super().on_fit_start()
         n_envs = self.n_envs
-        # Only normalising advantages over the rollout needs two of them (A2C's default does not), as in SB3.
-        if getattr(self, "normalize_advantage", True) and self.n_steps * n_envs < 2:
-            raise ConfigurationError(
-                f"n_steps * n_envs must be greater than 1 (advantage normalization needs it), got "
-                f"n_steps={self.n_steps}, n_envs={n_envs}. Increase n_steps or n_envs."
-            )
+        self.check_rollout_length(n_envs)
         self.validate_rollout_size(self.n_steps * n_envs)
         self._iterations_per_batch = self._iterations_per_batch_for(n_envs)
         buffer = self.rollout_buffer

@@ -102,7 +102,18 @@ class SB3Glue(AlgorithmPart):
             )
             with _keyboard_interrupt_reraised(trainer):
                 trainer.fit(self, datamodule=datamodule)
+        self._keep_train_record()
         return self
+
+    def _keep_train_record(self) -> None:
+        """Leave the last ``train/`` values in ``model.logger.name_to_value`` after ``learn``, as SB3's logger
+        holds them (SB3 dumps before training, so what the last update recorded is still there; code reads
+        ``train/n_updates`` or ``train/loss`` from it). lit-sb3 writes them out with the final record."""
+        algorithm = cast(Any, self)  # a mixin of RLAlgorithm: its logger and metrics
+        values = algorithm.logger.name_to_value
+        for key, value in algorithm.last_metrics.items():
+            if key.startswith("train/") and key not in values:
+                values[key] = value
 
     def _datamodule_for(self, source: Any, n_envs: int) -> RLEnvDataModule:
         from lit_sb3_core.engine.datamodule import RLEnvDataModule

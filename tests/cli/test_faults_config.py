@@ -68,7 +68,10 @@ CASES: dict[str, tuple[Callable[[PPO], Any], str]] = {
     "clip_range='fast'": (lambda m: PPO(clip_range="fast"), r"clip_range='fast' is not a valid schedule"),
     "n_steps=0": (lambda m: PPO(n_steps=0), r"n_steps must be a positive integer"),
     "gamma=1.5": (lambda m: PPO(gamma=1.5), r"gamma must be a number in \[0, 1\]"),
-    "batch_size=1": (lambda m: PPO(batch_size=1), r"batch_size must be an integer >= 2"),
+    "batch_size=1": (
+        lambda m: PPO(batch_size=1),
+        r"batch_size must be greater than 1 with normalize_advantage=True",
+    ),
     # Every number finite, every range and relation checked (issue 17: accepted silently before).
     "vf_coef=nan": (lambda m: PPO(vf_coef=float("nan")), r"vf_coef must be a finite number >= 0, got nan"),
     "ent_coef=inf": (lambda m: PPO(ent_coef=float("inf")), r"ent_coef must be a finite number >= 0, got inf"),
@@ -116,7 +119,7 @@ CASES: dict[str, tuple[Callable[[PPO], Any], str]] = {
     ),
     "RecurrentPPO(batch_size=1)": (
         lambda m: _algo("RecurrentPPO")(batch_size=1),
-        r"batch_size must be an integer >= 2 or None",
+        r"batch_size must be greater than 1 with normalize_advantage=True",
     ),
     "MaskablePPO(use_masking=1)": (
         lambda m: _algo("MaskablePPO")(use_masking=1),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import pytest
 import torch
 from gymnasium.vector import AsyncVectorEnv
@@ -77,3 +78,18 @@ def test_async_eval_refuses_vec_env_wrappers_and_non_async_eval_objects() -> Non
         AsyncEval([], model.policy)
     with pytest.raises(ValueError, match="n_eval_episodes"):
         AsyncEval([lambda: gym.make("CartPole-v1")], model.policy, n_eval_episodes=0)
+
+
+def test_async_eval_seeds_and_sets_reset_options_of_its_workers() -> None:
+    model = ARS("LinearPolicy", "CartPole-v1", n_delta=2, n_top=1, seed=0)
+    async_eval = AsyncEval([lambda: gym.make("CartPole-v1") for _ in range(2)], model.policy)
+    try:
+        assert async_eval.seed() == []  # sb3-contrib's: None does nothing
+        assert async_eval.seed(3) == [3, 4]
+        obs = async_eval.vec_env.reset()
+        expected = [gym.make("CartPole-v1").reset(seed=3 + i)[0] for i in range(2)]
+        assert np.allclose(obs, np.stack(expected))
+        async_eval.set_options({"low": 0.0, "high": 0.0})  # CartPole's reset bounds: the start state is 0
+        assert np.all(async_eval.vec_env.reset() == 0.0)
+    finally:
+        async_eval.close()

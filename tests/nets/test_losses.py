@@ -33,6 +33,8 @@ def test_quantile_huber_loss_matches_sb3_contrib() -> None:
             )
     with pytest.raises(ValueError, match="dimensions"):
         quantile_huber_loss(torch.zeros(2, 3), torch.zeros(2, 1, 3))
+    with pytest.raises(ValueError, match="same batch size"):  # not torch's broadcast error
+        quantile_huber_loss(torch.zeros(4, 4), torch.zeros(3, 4))
 
 
 def test_entropy_coefficient_forms() -> None:

@@ -90,6 +90,16 @@ class AsyncEval:
             self._vec_env = SubprocVecEnv([_SingleEnvOf(fn) for fn in self.envs_fn], self.start_method)
         return self._vec_env
 
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        """Seed worker ``i``'s env with ``seed + i`` at its next reset (sb3-contrib's; None does nothing)."""
+        if seed is None:
+            return []
+        return list(self.vec_env.seed(seed))
+
+    def set_options(self, options: list[dict[str, Any]] | dict[str, Any] | None = None) -> None:
+        """Reset options for the workers' envs at their next reset: one dict for all, or one per worker."""
+        self.vec_env.set_options(options)
+
     def close(self) -> None:
         """Stop the workers (nothing to do when they never started)."""
         if self._vec_env is not None:

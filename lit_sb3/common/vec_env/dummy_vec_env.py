@@ -6,7 +6,9 @@ from collections.abc import Callable, Sequence
 
 import gymnasium as gym
 
+from lit_sb3.common.vec_env.util import obs_space_info
 from lit_sb3_core.envs.make import make_vector_env_from_fns
+from lit_sb3_core.errors import NestedSpaceError
 from lit_sb3_core.sb3.vec_env_views import GymnasiumVecEnv
 
 __all__ = ["DummyVecEnv"]
@@ -24,3 +26,8 @@ class DummyVecEnv(GymnasiumVecEnv):
 
     def __init__(self, env_fns: Sequence[Callable[[], gym.Env]]) -> None:
         super().__init__(make_vector_env_from_fns(list(env_fns), "sync"))
+        try:
+            obs_space_info(self.observation_space)  # nested Dict/Tuple spaces: NestedSpaceError, as SB3
+        except NestedSpaceError:
+            self.close()
+            raise

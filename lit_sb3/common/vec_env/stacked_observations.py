@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from lit_sb3_core.errors import InvalidArgumentError
 from lit_sb3_core.foundation.spaces import is_image_space, is_image_space_channels_first
 
 __all__ = ["StackedObservations"]
@@ -73,7 +74,9 @@ class StackedObservations:
         elif channels_order in ("first", "last"):
             first = channels_order == "first"
         else:
-            raise ValueError(f"channels_order must be 'first' or 'last', got {channels_order!r}.")
+            raise InvalidArgumentError(
+                f"channels_order must be 'first' or 'last' (or None to detect it), got {channels_order!r}."
+            )
         repeat_axis = 0 if first else -1
         shape = list(observation_space.shape)
         shape[repeat_axis] *= n_stack

@@ -9,6 +9,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 from gymnasium import spaces
 
+from lit_sb3_core.errors import NestedSpaceError
 from lit_sb3_core.sb3.vec_env import VecEnv, VecEnvWrapper
 from lit_sb3_core.sb3.vec_env_views import find_vec_wrapper
 
@@ -83,7 +84,10 @@ def obs_space_info(
         subspaces = {None: obs_space}
     nested = [key for key, sub in subspaces.items() if isinstance(sub, (spaces.Dict, spaces.Tuple))]
     if nested:
-        raise NotImplementedError(f"Nested observation spaces are not supported (at {nested}).")
+        raise NestedSpaceError(
+            f"Nested observation spaces are not supported (Dict or Tuple spaces at keys {nested}): flatten them "
+            "to one level of keys, e.g. with gymnasium.wrappers.FlattenObservation on the nested part."
+        )
     return (
         list(subspaces),
         {k: cast(tuple[int, ...], s.shape) for k, s in subspaces.items()},  # leaf spaces have both

@@ -23,7 +23,7 @@ from gymnasium import spaces
 
 from lit_sb3.common.running_mean_std import RunningMeanStd
 from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer
-from lit_sb3_core.errors import ModelFileError
+from lit_sb3_core.errors import ConfigurationError, ModelFileError
 from lit_sb3_core.foundation.files import write_atomically
 from lit_sb3_core.foundation.spaces import is_image_space
 from lit_sb3_core.sb3.vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
@@ -97,18 +97,21 @@ class VecNormalize(VecEnvWrapper):
             keys = list(space.spaces) if keys is None else list(keys)
             odd = [key for key in keys if not isinstance(space.spaces.get(key), spaces.Box)]
             if odd:
-                raise ValueError(
-                    f"VecNormalize normalizes Box observations only; the keys {odd} are not Box spaces. Pass the "
-                    "keys to normalize with norm_obs_keys=[...]."
+                raise ConfigurationError(
+                    f"VecNormalize normalizes Box observations only; the keys {odd} are not Box spaces: "
+                    "explicitly pass the observation keys to normalize with norm_obs_keys=[...]."
                 )
             return keys
         if not isinstance(space, spaces.Box):
-            raise ValueError(
-                f"VecNormalize normalizes Box and Dict observations, not {type(space).__name__}; use "
+            raise ConfigurationError(
+                f"VecNormalize only supports Box and Dict observations, not {type(space).__name__}: use "
                 "norm_obs=False to normalize rewards only."
             )
         if keys is not None:
-            raise ValueError("norm_obs_keys applies to Dict observation spaces only.")
+            raise ConfigurationError(
+                f"norm_obs_keys is applicable only to Dict observation spaces, not {type(space).__name__}: "
+                "leave it None to normalize the whole observation."
+            )
         return None
 
     def _space_of(self, key: str | None) -> spaces.Box:

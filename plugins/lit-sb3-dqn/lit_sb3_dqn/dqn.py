@@ -16,6 +16,7 @@ with the Huber loss, clipping gradients by norm. The target network is copied fr
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -157,6 +158,22 @@ class DQN(OffPolicyAlgorithm):
             device=device,
             checkpoint_replay_buffer=checkpoint_replay_buffer,
         )
+        n_envs = getattr(self.env_source, "num_envs", None)  # a VecEnv/VectorEnv given: SB3 warns here
+        if isinstance(n_envs, int):
+            self._warn_fast_target_updates(n_envs)
+
+    def _warn_fast_target_updates(self, n_envs: int) -> None:
+        """SB3's warning: with more envs than ``target_update_interval`` the target net is updated on every
+        vector step, i.e. every ``n_envs`` transitions, not every ``target_update_interval``."""
+        if n_envs > self.target_update_interval:
+            warnings.warn(
+                "The number of environments used is greater than the target network update interval "
+                f"({n_envs} > {self.target_update_interval}): the target network will be updated after each "
+                f"vector step, which is {n_envs} environment steps. Raise target_update_interval to at least "
+                f"{n_envs} to update it less often.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return self.make_optimizer(self.require_policy().q_net.parameters())

@@ -26,6 +26,8 @@ import torch.nn.functional as F
 
 from lit_sb3_core.sdk import (
     ACTOR_CRITIC_ALIASES,
+    ConflictingOptionsError,
+    InvalidArgumentError,
     OnPolicyAlgorithm,
     Schedule,
     check_at_most,
@@ -106,16 +108,28 @@ class PPO(OnPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
     ) -> None:
+        self.normalize_advantage = check_bool("normalize_advantage", normalize_advantage)
         # Advantages are normalized per minibatch (at least 2 samples); None (RecurrentPPO): the whole rollout.
         self.batch_size = check_int(
-            "batch_size", batch_size, minimum=2, allow_none=self.whole_rollout_batches
+            "batch_size", batch_size, minimum=1, allow_none=self.whole_rollout_batches
         )
+        if self.batch_size == 1 and self.normalize_advantage:
+            raise ConflictingOptionsError(
+                "batch_size must be greater than 1 with normalize_advantage=True (the advantages of one sample "
+                "have no spread): raise batch_size or pass normalize_advantage=False.",
+                field="batch_size",
+            )
         self.n_epochs = check_positive_int("n_epochs", n_epochs)
-        if isinstance(clip_range_vf, (int, float)):  # None disables it; a schedule string is checked below
-            check_positive_number("clip_range_vf", clip_range_vf)
+        if isinstance(clip_range_vf, (int, float)) and not (  # None disables it; a schedule string below
+            not isinstance(clip_range_vf, bool) and 0 < clip_range_vf < float("inf")
+        ):
+            raise InvalidArgumentError(
+                f"clip_range_vf must be a finite number > 0 (it is a range in value units), got "
+                f"{clip_range_vf!r}; pass None to leave the value predictions unclipped.",
+                field="clip_range_vf",
+            )
         self.clip_range = make_schedule(clip_range, "clip_range")
         self.clip_range_vf = None if clip_range_vf is None else make_schedule(clip_range_vf, "clip_range_vf")
-        self.normalize_advantage = check_bool("normalize_advantage", normalize_advantage)
         self.target_kl = check_positive_number("target_kl", target_kl, allow_none=True)
         super().__init__(
             policy=policy,
@@ -153,7 +167,8 @@ class PPO(OnPolicyAlgorithm):
         if remainder:
             warnings.warn(
                 f"PPO: the rollout ({rollout_size} = n_steps * n_envs) is not a multiple of batch_size="
-                f"{self.batch_size}, so each epoch ends with a truncated minibatch of {remainder}. Consider "
+                f"{self.batch_size}: after every {rollout_size // self.batch_size} untruncated mini-batches, there "
+                f"will be a truncated mini-batch of size {remainder}. Consider "
                 f"batch_size={self._divisor_near(rollout_size)}.",
                 UserWarning,
                 stacklevel=2,

@@ -390,6 +390,11 @@ class ContinuousCritic(nn.Module):
             return self._shared_extractor[0]
         return cast(BaseFeaturesExtractor, self._modules["features_extractor"])
 
+    @features_extractor.setter
+    def features_extractor(self, extractor: BaseFeaturesExtractor) -> None:
+        # nn.Module.__setattr__ registers a module itself (never calling this); kept for non-module setters.
+        self._modules["features_extractor"] = extractor
+
     @property
     def extractor(self) -> BaseFeaturesExtractor:
         """The features extractor this critic reads: its own, or the actor's when shared."""

@@ -465,7 +465,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         """Add one update's value of ``train/<name>``; the logged value is the mean since the last write."""
         self._train_stats.add(name, value)
 
-    def train(  # type: ignore[override]
+    def train(
         self, mode: bool = True, gradient_steps: int | None = None, batch_size: int | None = None
     ) -> Self:
         """``nn.Module.train(mode)``, or with ``gradient_steps``, SB3's ``model.train(gradient_steps,

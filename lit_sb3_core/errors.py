@@ -274,6 +274,11 @@ class EnvError(LitSb3Error, ValueError):
     """An environment (id, instance, factory or vector env) that cannot be used as given."""
 
 
+class MissingActionMasksError(EnvError, AttributeError):
+    """Masking was asked for but the env (or a sub-env) has no ``action_masks()`` method; a ``ValueError``
+    as sb3-contrib raises, and an ``AttributeError`` as the missing method is one."""
+
+
 class EnvCheckError(EnvError, AssertionError):
     """``check_env`` found an env that breaks the gymnasium API; an ``AssertionError`` too, as SB3's
     ``check_env`` raises one, so code written against SB3 catches it."""

@@ -13,7 +13,7 @@ from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from lit_sb3_core.envs.episodes import records_episodes
 from lit_sb3_core.envs.make import make_vector_env
-from lit_sb3_core.envs.masks import get_action_masks
+from lit_sb3_core.envs.masks import check_masking_supported, get_action_masks
 from lit_sb3_core.foundation.checks import check_positive_int
 from lit_sb3_core.sb3.vec_env_views import GymnasiumVecEnv, find_vec_wrapper, is_sb3_vec_env, sb3_infos
 
@@ -193,6 +193,8 @@ def _run_episodes(
     current_lengths = np.zeros(n_envs, dtype=int)
     episode_rewards: list[float] = []
     episode_lengths: list[int] = []
+    if use_masking:
+        check_masking_supported(env)  # before any step: a subprocess env's workers stop on a missing method
     observations, _ = env.reset()
     states = None
     episode_starts = np.ones(n_envs, dtype=bool)

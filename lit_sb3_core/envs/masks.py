@@ -14,7 +14,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv
 
-__all__ = ["MASK_METHOD", "get_action_masks", "is_masking_supported"]
+from lit_sb3_core.errors import MissingActionMasksError
+
+__all__ = ["MASK_METHOD", "check_masking_supported", "get_action_masks", "is_masking_supported"]
 
 MASK_METHOD = "action_masks"
 
@@ -27,20 +29,48 @@ def _masks_of_each(env: Any) -> list[Any]:
     return list(env.unwrapped.call(MASK_METHOD))
 
 
+def _missing(env: Any) -> MissingActionMasksError:
+    return MissingActionMasksError(
+        f"Action masking needs an {MASK_METHOD}() method on the env, and {type(env).__name__} (or a sub-env) has "
+        "none. Add one to the env, wrap it with ActionMasker(env, mask_fn), or turn masking off "
+        "(use_masking=False)."
+    )
+
+
 def get_action_masks(env: gym.Env | VectorEnv | Any) -> np.ndarray:
-    """The current masks: ``(num_envs, mask_dims)`` for a vector env, ``(mask_dims,)`` for a single env."""
-    if isinstance(env, VectorEnv) or hasattr(env, "env_method"):
-        return np.stack([np.asarray(mask, dtype=bool).reshape(-1) for mask in _masks_of_each(env)])
-    return np.asarray(env.get_wrapper_attr(MASK_METHOD)(), dtype=bool)
+    """The current masks: ``(num_envs, mask_dims)`` for a vector env, ``(mask_dims,)`` for a single env.
+
+    Raises ``MissingActionMasksError`` (a ``ValueError`` and an ``AttributeError``) for an env without
+    ``action_masks()``; ask ``is_masking_supported`` first for subprocess envs, whose workers stop on an error.
+    """
+    try:
+        if isinstance(env, VectorEnv) or hasattr(env, "env_method"):
+            return np.stack([np.asarray(mask, dtype=bool).reshape(-1) for mask in _masks_of_each(env)])
+        return np.asarray(env.get_wrapper_attr(MASK_METHOD)(), dtype=bool)
+    except MissingActionMasksError:
+        raise
+    except AttributeError as error:
+        if MASK_METHOD not in str(error):
+            raise
+        raise _missing(env) from error
 
 
 def is_masking_supported(env: gym.Env | VectorEnv | Any) -> bool:
-    """Whether ``env`` (every sub-env of a vector env) has an ``action_masks()`` method."""
+    """Whether ``env`` (every sub-env of a vector env) has an ``action_masks()`` method, through its
+    wrappers (``Monitor`` included). Asks ``has_wrapper_attr``, so no sub-env raises (a subprocess env
+    would stop its workers)."""
     try:
-        if isinstance(env, VectorEnv) or hasattr(env, "env_method"):
-            _masks_of_each(env)
-        else:
-            env.get_wrapper_attr(MASK_METHOD)
+        if hasattr(env, "env_method"):  # an SB3 VecEnv
+            return all(env.env_method("has_wrapper_attr", MASK_METHOD))
+        if isinstance(env, VectorEnv):
+            base: Any = env.unwrapped  # Sync/AsyncVectorEnv: call() runs a method in every sub-env
+            return all(base.call("has_wrapper_attr", MASK_METHOD))
+        return bool(env.has_wrapper_attr(MASK_METHOD))
     except AttributeError:
         return False
-    return True
+
+
+def check_masking_supported(env: gym.Env | VectorEnv | Any) -> None:
+    """Raise ``MissingActionMasksError`` unless ``env`` gives action masks (before a run that needs them)."""
+    if not is_masking_supported(env):
+        raise _missing(env)

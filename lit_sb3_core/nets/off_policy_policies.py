@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
 import torch
@@ -382,6 +382,18 @@ class ContinuousCritic(nn.Module):
         if self.batched():
             return ensemble_forward(self.q_networks, q_input)
         return torch.stack([q_net(q_input) for q_net in self.q_networks])
+
+    @property
+    def features_extractor(self) -> BaseFeaturesExtractor:
+        """SB3's ``critic.features_extractor``: its own, or (shared) the actor's, which is no submodule here."""
+        if self.share_features_extractor:
+            return self._shared_extractor[0]
+        return cast(BaseFeaturesExtractor, self._modules["features_extractor"])
+
+    @features_extractor.setter
+    def features_extractor(self, extractor: BaseFeaturesExtractor) -> None:
+        # nn.Module.__setattr__ registers a module itself (never calling this); kept for non-module setters.
+        self._modules["features_extractor"] = extractor
 
     @property
     def extractor(self) -> BaseFeaturesExtractor:

@@ -6,9 +6,9 @@ statistics) as SB3's deque of ``{"r", "l", "t"}`` dicts; ``ep_success_buffer`` t
 recent episodes; ``get_vec_normalize_env()`` the ``VecNormalize`` wrapper of the training env, if any.
 
 SB3's algorithms also name their networks on the model (``model.actor``, ``model.critic``,
-``model.critic_target``, DQN's ``model.q_net``/``q_net_target``, QR-DQN's ``quantile_net``/
-``quantile_net_target``): here they are the policy's modules of those names, looked up on each access, so
-they can never go stale after ``set_parameters`` or ``load``. A model whose policy has no such module
+``model.critic_target``, TD3's ``model.actor_target``, DQN's ``model.q_net``/``q_net_target``, QR-DQN's
+``quantile_net``/``quantile_net_target``): here they are the policy's modules of those names, looked up on each
+access, so they can never go stale after ``set_parameters`` or ``load``. A model whose policy has no such module
 raises ``AttributeError`` as SB3's does.
 """
 
@@ -41,6 +41,7 @@ class SB3Attributes:
     _success_window: deque[bool] | None = None
 
     actor = _policy_module("actor")
+    actor_target = _policy_module("actor_target")
     critic = _policy_module("critic")
     critic_target = _policy_module("critic_target")
     q_net = _policy_module("q_net")

@@ -262,7 +262,15 @@ class RLAlgorithm(
             _log.warning("%s: the action space %s is unbounded; actions are not clipped.", name, action_space)
 
     def _check_same_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
-        if observation_space != self.observation_space or action_space != self.action_space:
+        """Spaces equal to the model's; images count in either layout (``get_env()`` of a model trained on
+        channel-last images is that env in ``VecTransposeImage``, and policies take both layouts)."""
+        from lit_sb3_core.foundation.spaces import channels_first_space
+
+        same_obs = observation_space == self.observation_space or (
+            self.observation_space is not None
+            and channels_first_space(observation_space) == channels_first_space(self.observation_space)
+        )
+        if not same_obs or action_space != self.action_space:
             raise ValueError(
                 f"The environment's spaces do not match the model's: the model was built for observations "
                 f"{describe_space(self.observation_space)} and actions {describe_space(self.action_space)}, "

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -49,7 +49,7 @@ from lit_sb3_core.data.noise import ActionNoise, make_action_noise, noise_to_spe
 from lit_sb3_core.data.replay_buffer import DictReplayBuffer, NStepReplayBuffer, ReplayBuffer
 from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
+from lit_sb3_core.foundation.checks import check_fraction, check_non_negative_int, check_positive_int
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import (
     describe_space,
@@ -63,6 +63,9 @@ from lit_sb3_core.nets.off_policy_policies import OffPolicyPolicy
 from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, clip_grad_norm
 from lit_sb3_core.sdk.fast_path import plain_calls
+
+if TYPE_CHECKING:
+    from typing import Self
 
 __all__ = ["OffPolicyAlgorithm", "TrainFreq", "clip_grad_norm", "parse_train_freq"]
 
@@ -462,6 +465,36 @@ class OffPolicyAlgorithm(RLAlgorithm):
     def record(self, name: str, value: torch.Tensor) -> None:
         """Add one update's value of ``train/<name>``; the logged value is the mean since the last write."""
         self._train_stats.add(name, value)
+
+    def train(
+        self, mode: bool = True, gradient_steps: int | None = None, batch_size: int | None = None
+    ) -> Self:
+        """``nn.Module.train(mode)``, or with ``gradient_steps``, SB3's ``model.train(gradient_steps,
+        batch_size=...)``: that many updates from the replay buffer (``batch_size`` defaults to the model's).
+
+        One name serves both because Lightning switches modes with ``train()`` while SB3 code calls
+        ``model.train(gradient_steps=...)`` by keyword; the updates need a model that has collected
+        transitions with ``learn``.
+        """
+        if gradient_steps is None:
+            return super().train(mode)
+        steps = check_non_negative_int("gradient_steps", gradient_steps)
+        size = self.batch_size if batch_size is None else check_positive_int("batch_size", batch_size)
+        buffer = self.replay_buffer
+        if buffer is None or buffer.size() == 0:
+            raise ConfigurationError(
+                f"{type(self).__name__}.train(gradient_steps={gradient_steps}) samples the replay buffer, which "
+                "is empty: collect transitions first with model.learn(...)."
+            )
+        self.set_policy_mode(True)
+        self.train_on_buffer(steps, size)
+        return self
+
+    def _on_step(self) -> None:
+        """SB3's per-vector-step hook: counts the step (``n_calls``) and runs ``on_env_step`` (target
+        updates, schedules), as the collection loop does after every vector step."""
+        self.n_calls += 1
+        self.on_env_step()
 
     # collection ---------------------------------------------------------------------------------------------
     def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:

@@ -8,7 +8,13 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
+from lit_sb3_core.foundation.spaces import (
+    describe_space,
+    is_image_space,
+    is_image_space_channels_first,
+    obs_to_tensor,
+    to_numpy,
+)
 from lit_sb3_core.sdk.part import AlgorithmPart
 
 __all__ = ["Prediction"]
@@ -50,11 +56,15 @@ class Prediction(AlgorithmPart):
         if isinstance(space, spaces.Dict):
             if not isinstance(observation, dict):
                 raise ValueError(f"Expected a dict observation with keys {list(space.spaces)}.")
+            observation = {
+                k: _channel_last(np.asarray(v), space.spaces[k]) if k in space.spaces else v
+                for k, v in observation.items()
+            }
             first = next(iter(space.spaces))
             single = np.asarray(observation[first]).shape == space.spaces[first].shape
             batched = {k: np.asarray(v)[None] if single else np.asarray(v) for k, v in observation.items()}
             return batched, single
-        obs = np.asarray(observation)
+        obs = _channel_last(np.asarray(observation), space)
         expected = space.shape
         if obs.shape == expected:
             return obs[None], True
@@ -88,3 +98,15 @@ class Prediction(AlgorithmPart):
         elif isinstance(space, spaces.MultiBinary):
             array = array.reshape((-1, *space.shape)).astype(space.dtype)
         return array
+
+
+def _channel_last(obs: np.ndarray, space: spaces.Space) -> np.ndarray:
+    """A channel-first image (what ``VecTransposeImage``, and so SB3's ``get_env()``, returns) in the
+    layout of the model's channel-last image space; anything else unchanged."""
+    shape = getattr(space, "shape", None)
+    if not shape or len(shape) != 3 or obs.ndim < 3 or obs.shape == shape or obs.shape[1:] == shape:
+        return obs
+    if not is_image_space(space) or is_image_space_channels_first(space):  # type: ignore[arg-type]
+        return obs
+    moved = np.moveaxis(obs, -3, -1)
+    return moved if moved.shape == shape or moved.shape[1:] == shape else obs

@@ -51,6 +51,11 @@ class SB3Glue(AlgorithmPart):
 
         total_timesteps = check_positive_int("total_timesteps", total_timesteps)
         if env is not None:
+            if self.vector_env is not None and self._is_training_env(env):
+                # get_env() may be the training env in VecTransposeImage: train on the env itself.
+                from lit_sb3_core.sb3.vec_env_views import as_sb3_vec_env
+
+                env = as_sb3_vec_env(self.vector_env) if env is not self.vector_env else env
             self.env_source = env
             self._learn_datamodule = None
         if self.env_source is None:
@@ -129,7 +134,7 @@ class SB3Glue(AlgorithmPart):
         wrappers included) or a view of the vector env built from an id, Env or factory; ``None`` without
         one. It exists as soon as the model has an env (constructor, ``set_env``, ``load(env=...)``) and is
         the env the next ``learn`` trains on. Algorithms step the gymnasium env underneath (``vector_env``)."""
-        from lit_sb3_core.sb3.vec_env_views import as_sb3_vec_env
+        from lit_sb3_core.sb3.vec_transpose import sb3_training_env
 
         env = self.vector_env
         if env is None:
@@ -137,7 +142,7 @@ class SB3Glue(AlgorithmPart):
                 self._learn_datamodule = self._datamodule_for(self.env_source, 1)
             if self._learn_datamodule is not None:
                 env = self._learn_datamodule.get_env("fit")
-        return None if env is None else as_sb3_vec_env(env)
+        return None if env is None else sb3_training_env(env)
 
     @property
     def env(self) -> Any:
@@ -172,9 +177,12 @@ class SB3Glue(AlgorithmPart):
     def _is_training_env(self, env: Any) -> bool:
         """Whether ``env`` is the env training steps (or the SB3 view ``get_env()`` gave of it)."""
         from lit_sb3_core.sb3.vec_env_views import as_sb3_vec_env
+        from lit_sb3_core.sb3.vec_transpose import sb3_training_env
 
         current = self.vector_env
-        return current is not None and (env is current or env is as_sb3_vec_env(current))
+        return current is not None and (
+            env is current or env is as_sb3_vec_env(current) or env is sb3_training_env(current)
+        )
 
     def get_parameters(self) -> dict[str, dict[str, torch.Tensor]]:
         """State dicts by name: ``policy`` and each optimizer (``optimizer``, ``optimizer_1``...)."""

@@ -158,12 +158,13 @@ def test_every_bad_value_names_its_argument() -> None:
     assert info.value.field == "vf_coef"
 
 
-def test_a_batch_larger_than_the_rollout_is_refused_when_the_rollout_size_is_known() -> None:
-    model = PPO(n_steps=16, batch_size=10**9)
-    with pytest.raises(
-        ConfigurationError, match=r"batch_size=1000000000 is larger than n_steps \* n_envs=32"
+def test_a_batch_larger_than_the_rollout_warns_and_trains_on_the_whole_rollout() -> None:
+    model = PPO(n_steps=16, batch_size=10**9, n_epochs=1)
+    with pytest.warns(
+        UserWarning, match=r"batch_size=1000000000 is larger than the rollout \(32 = n_steps \* n_envs\)"
     ):
         model.learn(64, env="CartPole-v1", n_envs=2)
+    assert model.n_updates == 2  # one minibatch (the whole rollout) per epoch, as SB3 trains
 
 
 def test_more_devices_than_cpu_cores_warns() -> None:

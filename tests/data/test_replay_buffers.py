@@ -263,3 +263,19 @@ def test_bad_arguments_are_refused(kwargs: dict, message: str) -> None:
     args = {"buffer_size": 10, **kwargs}
     with pytest.raises(ConfigurationError, match=message):
         ReplayBuffer(args.pop("buffer_size"), OBS, ACT, **args)
+
+
+def test_dict_observations_take_n_step_returns() -> None:
+    """A deliberate difference: SB3 asserts that Dict observations have no n-step returns; here the Dict
+    buffer computes them as the flat one does (the window only reads rewards, dones and next observations)."""
+    space = spaces.Dict({"pos": spaces.Box(-10, 10, (2,), np.float32), "mode": spaces.Discrete(3)})
+    buffer = DictReplayBuffer(10, space, ACT, n_steps=3, gamma=0.5)
+    for t in range(5):
+        obs = {"pos": np.full((1, 2), t, np.float32), "mode": np.array([t % 3])}
+        nxt = {"pos": np.full((1, 2), t + 1, np.float32), "mode": np.array([(t + 1) % 3])}
+        buffer.add(obs, nxt, np.zeros((1, 1)), np.array([t]), np.array([False]), np.array([False]))
+    data = buffer._get_samples(np.array([0, 4]), None)
+    assert data.rewards.flatten().tolist() == pytest.approx([0 + 0.5 * 1 + 0.25 * 2, 4])
+    assert data.discounts.flatten().tolist() == pytest.approx([0.125, 0.5])
+    assert data.next_observations["pos"][:, 0].tolist() == [3, 5]
+    assert data.next_observations["mode"].tolist() == [0, 2]

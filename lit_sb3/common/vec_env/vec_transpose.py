@@ -1,70 +1,7 @@
-"""SB3's ``VecTransposeImage``: channel-last images become channel-first (HxWxC to CxHxW)."""
+"""SB3's ``stable_baselines3.common.vec_env.vec_transpose``: ``VecTransposeImage`` (lit_sb3_core.sb3)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-from gymnasium import spaces
-
-from lit_sb3_core.foundation.spaces import channels_first_space, is_image_space, is_image_space_channels_first
-from lit_sb3_core.sb3.vec_env import VecEnv, VecEnvObs, VecEnvStepReturn, VecEnvWrapper
+from lit_sb3_core.sb3.vec_transpose import VecTransposeImage
 
 __all__ = ["VecTransposeImage"]
-
-
-class VecTransposeImage(VecEnvWrapper):
-    """Move the channel axis of image observations first, as PyTorch convolutions read them.
-
-    lit-sb3's policies already do this themselves (they take either layout), so the wrapper is only needed
-    by code that wants CxHxW arrays. Dict observations are transposed key by key.
-
-    Args:
-        venv: the vector env to wrap.
-        skip: leave the observations as they are (SB3 uses it for envs that are already channel-first).
-    """
-
-    def __init__(self, venv: VecEnv, skip: bool = False) -> None:
-        self.skip = skip
-        space = venv.observation_space
-        if isinstance(space, spaces.Dict):
-            self.image_space_keys = [key for key, sub in space.spaces.items() if is_image_space(sub)]
-            if not self.image_space_keys:
-                raise ValueError("VecTransposeImage: the Dict observation space has no image key.")
-        elif not is_image_space(space):
-            raise ValueError(f"VecTransposeImage needs image observations (uint8 HxWxC Box), got {space}.")
-        super().__init__(venv, observation_space=space if skip else self.transpose_space(space))  # type: ignore[arg-type]
-
-    @staticmethod
-    def transpose_space(observation_space: spaces.Box | spaces.Dict, key: str = "") -> spaces.Space:
-        """The channel-first version of ``observation_space``."""
-        if isinstance(observation_space, spaces.Box) and is_image_space_channels_first(observation_space):
-            raise ValueError(f"The observation space {key or ''} is already channel-first: use skip=True.")
-        return channels_first_space(observation_space)
-
-    @staticmethod
-    def transpose_image(image: np.ndarray) -> np.ndarray:
-        """HxWxC (or NxHxWxC) to CxHxW (NxCxHxW)."""
-        return np.transpose(image, (2, 0, 1)) if image.ndim == 3 else np.transpose(image, (0, 3, 1, 2))
-
-    def transpose_observations(self, observations: Any) -> Any:
-        if self.skip:
-            return observations
-        if isinstance(observations, dict):
-            observations = dict(observations)
-            for key in self.image_space_keys:
-                observations[key] = self.transpose_image(observations[key])
-            return observations
-        return self.transpose_image(observations)
-
-    def reset(self) -> VecEnvObs:
-        return self.transpose_observations(self.venv.reset())
-
-    def step_wait(self) -> VecEnvStepReturn:
-        observations, rewards, dones, infos = self.venv.step_wait()
-        for i in np.flatnonzero(dones):
-            if "terminal_observation" in infos[i]:
-                infos[i]["terminal_observation"] = self.transpose_observations(
-                    infos[i]["terminal_observation"]
-                )
-        return self.transpose_observations(observations), rewards, dones, infos

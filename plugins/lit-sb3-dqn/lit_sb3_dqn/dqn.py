@@ -180,8 +180,6 @@ class DQN(OffPolicyAlgorithm):
 
     def on_fit_start(self) -> None:
         super().on_fit_start()
-        # With several envs each vector step is n_envs transitions (SB3's rule).
-        self._target_every = max(self.target_update_interval // self.n_envs, 1)
         self.exploration_rate = self._epsilon()
 
     def _epsilon(self) -> float:
@@ -194,7 +192,8 @@ class DQN(OffPolicyAlgorithm):
 
     # collection -----------------------------------------------------------------------------------------
     def on_env_step(self) -> None:
-        if self.n_calls % self._target_every == 0:
+        # SB3's rule, read on every step so a changed target_update_interval applies at once.
+        if self.n_calls % max(self.target_update_interval // self.n_envs, 1) == 0:
             policy = self.policy
             update_target(policy.q_net, policy.q_net_target, self.tau)
         self.exploration_rate = self._epsilon()

@@ -25,7 +25,7 @@ from gymnasium.vector import VectorEnv
 from lit_sb3_core.errors import ConfigurationError, UnsupportedSpaceError
 from lit_sb3_core.sdk import PolicyModule, Schedule, check_bool, describe_space, obs_to_tensor
 from lit_sb3_ppo.ppo import PPO
-from lit_sb3_ppo_mask.action_masks import get_action_masks
+from lit_sb3_ppo_mask.action_masks import MASK_METHOD, get_action_masks, is_masking_supported
 from lit_sb3_ppo_mask.buffers import MaskableRolloutBatch, MaskableRolloutBuffer
 from lit_sb3_ppo_mask.hyperparams import TUNED
 from lit_sb3_ppo_mask.policies import (
@@ -140,11 +140,11 @@ class MaskablePPO(PPO):
 
     # construction ---------------------------------------------------------------------------------
     def check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
-        if isinstance(action_space, spaces.Box):
+        if isinstance(action_space, spaces.Box):  # an AssertionError too, as sb3-contrib asserts
             raise UnsupportedSpaceError(
-                "The algorithm only supports Discrete, MultiDiscrete and MultiBinary actions: MaskablePPO masks "
-                f"a choice among discrete actions, and the env has continuous {describe_space(action_space)} "
-                "actions. Use PPO for Box actions."
+                "The algorithm only supports Discrete, MultiDiscrete and MultiBinary actions (MaskablePPO masks "
+                f"a choice among discrete actions); the env has continuous {describe_space(action_space)} "
+                "actions. Use PPO for Box actions, or give the env Discrete, MultiDiscrete or MultiBinary actions."
             )
         super().check_spaces(observation_space, action_space)
 
@@ -192,6 +192,8 @@ class MaskablePPO(PPO):
     def _check_masks(self, env: VectorEnv, which: str) -> None:
         """Fail early, with the fix, when ``env`` gives no masks or masks of the wrong size."""
         try:
+            if not is_masking_supported(env):  # asked first: a subprocess env's workers stop on an error
+                raise AttributeError(MASK_METHOD)
             masks = get_action_masks(env)
         except AttributeError:
             raise ConfigurationError(

@@ -66,9 +66,43 @@ def test_same_seed_gives_sb3_contribs_initial_weights() -> None:
 def test_box_actions_are_refused_with_a_hint() -> None:
     with pytest.raises(
         ConfigurationError, match=r"The algorithm only supports Discrete.*Box.*Use PPO"
-    ) as caught:
+    ) as info:
         MaskablePPO(env="Pendulum-v1")
-    assert isinstance(caught.value, AssertionError)  # as sb3-contrib's MaskablePPO asserts
+    assert isinstance(info.value, AssertionError)  # sb3-contrib asserts
+
+
+@pytest.mark.parametrize("vec_env_cls", ["DummyVecEnv", "SubprocVecEnv"])
+def test_masks_are_read_through_monitor_and_a_missing_method_is_a_value_error(vec_env_cls: str) -> None:
+    from lit_sb3.common import vec_env
+    from lit_sb3.common.env_util import make_vec_env
+
+    cls = getattr(vec_env, vec_env_cls)
+    masked = make_vec_env(
+        envs.MaskedChoicesEnv, 2, env_kwargs={"kind": "discrete"}, vec_env_cls=cls
+    )  # in Monitor
+    try:
+        assert is_masking_supported(masked) and get_action_masks(masked).shape == (2, 6)
+    finally:
+        masked.close()
+    plain = make_vec_env("CartPole-v1", n_envs=2, vec_env_cls=cls)
+    try:
+        assert not is_masking_supported(plain)  # asked without an error: the workers keep running
+        model = MaskablePPO(env="CartPole-v1", **SMALL)
+        with pytest.raises(ValueError, match=r"action_masks\(\) method.*ActionMasker.*use_masking=False"):
+            evaluate_policy(model, plain, n_eval_episodes=1, warn=False, use_masking=True)
+        mean, _ = evaluate_policy(model, plain, n_eval_episodes=1, warn=False, use_masking=False)
+        assert mean > 0
+    finally:
+        plain.close()
+
+
+def test_a_batch_larger_than_the_rollout_trains_on_the_whole_rollout_with_a_warning() -> None:
+    model = MaskablePPO(n_steps=16, batch_size=64, n_epochs=1, seed=0)
+    with pytest.warns(
+        UserWarning, match=r"batch_size=64 is larger than the rollout \(16 = n_steps \* n_envs\)"
+    ):
+        model.learn(16, env=envs.ARMS)
+    assert model.n_updates == 1
 
 
 def test_env_without_masks_gets_a_clear_error_and_use_masking_false_trains() -> None:

@@ -28,7 +28,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.errors import ConfigurationError, ConflictingOptionsError
 from lit_sb3_core.sdk import (
     ActorCriticPolicy,
     CombinedExtractor,
@@ -128,13 +128,13 @@ class RecurrentActorCriticPolicy(ActorCriticPolicy):
     ) -> None:
         check_positive_int("lstm_hidden_size", lstm_hidden_size)
         check_positive_int("n_lstm_layers", n_lstm_layers)
-        if shared_lstm and enable_critic_lstm:
-            raise ConfigurationError(
+        if shared_lstm and enable_critic_lstm:  # ConflictingOptionsError: an AssertionError, as sb3-contrib's
+            raise ConflictingOptionsError(
                 "shared_lstm=True and enable_critic_lstm=True both give the critic an LSTM: choose one, e.g. "
                 "policy_kwargs=dict(shared_lstm=True, enable_critic_lstm=False)."
             )
         if shared_lstm and not share_features_extractor:
-            raise ConfigurationError(
+            raise ConflictingOptionsError(
                 "shared_lstm=True needs share_features_extractor=True: the LSTM cannot be shared when actor and "
                 "critic have different features."
             )

@@ -30,7 +30,6 @@ from lit_sb3_core.sdk import (
     InvalidArgumentError,
     OnPolicyAlgorithm,
     Schedule,
-    check_at_most,
     check_bool,
     check_int,
     check_positive_int,
@@ -151,18 +150,17 @@ class PPO(OnPolicyAlgorithm):
         )
 
     def validate_rollout_size(self, rollout_size: int) -> None:
-        # Under DDP each process trains on its own rollout; a minibatch larger than one process's rollout but
-        # not the run's (an SB3 config split over processes) trains on the whole rollout, as SB3 would.
-        processes = self.world_size
-        total, name = rollout_size * processes, "n_steps * n_envs" + (" * processes" if processes > 1 else "")
-        check_at_most(
-            "batch_size",
-            self.batch_size,
-            name,
-            total,
-            f"A minibatch is part of one rollout: lower batch_size to {total} or less, or collect more "
-            "steps per rollout (n_steps, n_envs).",
-        )
+        """Warn, as SB3 does, when minibatches of ``batch_size`` do not tile the rollout; a ``batch_size``
+        larger than the rollout trains on the whole rollout as one minibatch each epoch (SB3 accepts it)."""
+        if self.batch_size > rollout_size:
+            warnings.warn(
+                f"PPO: batch_size={self.batch_size} is larger than the rollout ({rollout_size} = n_steps * "
+                f"n_envs{' per process' if self.world_size > 1 else ''}), so each epoch is one minibatch of the "
+                f"whole rollout. Lower batch_size to {rollout_size} or less, or collect more steps per rollout.",
+                UserWarning,
+                stacklevel=2,
+            )
+            return
         remainder = rollout_size % self.batch_size
         if remainder:
             warnings.warn(

@@ -46,7 +46,7 @@ def test_ppo_cnn_policy_learns_from_uint8_pixels() -> None:
         "ppo", policy="CnnPolicy", n_steps=32, batch_size=64, n_epochs=4, learning_rate=1e-3, seed=0
     )
     _fit(model, dm, 1_536)
-    assert str(model.rollout_buffer.observations.dtype) == "torch.uint8"
+    assert str(model.rollout.observations.dtype) == "torch.uint8"
     mean, _ = evaluate_policy(model, dm.get_env("test"), n_eval_episodes=40)
     assert mean >= 0.95  # chance is 0.5
     dm.close()

@@ -36,6 +36,8 @@ from lit_sb3_core.foundation.checks import (
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
 from lit_sb3_core.nets.actor_critic import ACTOR_CRITIC_ALIASES, ActorCriticPolicy
+from lit_sb3_core.sb3.buffers import RolloutBuffer as SB3RolloutBuffer
+from lit_sb3_core.sb3.rollout_view import rollout_view
 from lit_sb3_core.sdk.algorithm import RLAlgorithm
 from lit_sb3_core.sdk.fast_path import plain_calls
 
@@ -103,7 +105,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
         self.ent_coef = check_number("ent_coef", ent_coef, minimum=0)
         self.vf_coef = check_number("vf_coef", vf_coef, minimum=0)
         self.max_grad_norm = check_positive_number("max_grad_norm", max_grad_norm, allow_none=True)
-        self.rollout_buffer: RolloutBuffer | None = None
+        # The rollout the updates train on (tensors); ``rollout_buffer`` is SB3's numpy view of it.
+        self.rollout: RolloutBuffer | None = None
+        self._rollout_view: tuple[RolloutBuffer, SB3RolloutBuffer] | None = None
         super().__init__(
             policy=policy,
             env=env,
@@ -173,10 +177,10 @@ class OnPolicyAlgorithm(RLAlgorithm):
         self.check_rollout_length(n_envs)
         self.validate_rollout_size(self.n_steps * n_envs)
         self._iterations_per_batch = self._iterations_per_batch_for(n_envs)
-        buffer = self.rollout_buffer
+        buffer = self.rollout
         if buffer is None or buffer.n_envs != n_envs or buffer.device != self.device:
             assert self.observation_space is not None and self.action_space is not None
-            self.rollout_buffer = RolloutBuffer(
+            self.rollout = RolloutBuffer(
                 self.n_steps,
                 n_envs,
                 self.observation_space,
@@ -185,6 +189,18 @@ class OnPolicyAlgorithm(RLAlgorithm):
                 gamma=self.gamma,
                 gae_lambda=self.gae_lambda,
             )
+
+    @property
+    def rollout_buffer(self) -> SB3RolloutBuffer | None:
+        """SB3's ``rollout_buffer``: the last rollout as SB3's numpy ``RolloutBuffer`` (``DictRolloutBuffer`` for
+        Dict observations), fields shaped ``(n_steps, n_envs, ...)``. It shares memory with ``self.rollout``
+        on the CPU (no copy); algorithms train on ``self.rollout``, the tensors. None before the first learn."""
+        core = self.rollout
+        if core is None:
+            return None
+        if self._rollout_view is None or self._rollout_view[0] is not core:
+            self._rollout_view = (core, rollout_view(core))
+        return self._rollout_view[1]
 
     def env_steps_per_iteration(self, n_envs: int) -> int | None:
         return self._iterations_per_batch_for(n_envs) * self.n_steps * n_envs
@@ -212,7 +228,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
         self.stop_if_budget_reached()
 
     def train_on_rollout(self) -> dict[str, float]:
-        """All gradient updates of one iteration on ``self.rollout_buffer``; returns metrics to log.
+        """All gradient updates of one iteration on ``self.rollout``; returns metrics to log.
 
         Metrics are written only when ``self.should_log()`` is true; an algorithm whose iterations are tiny
         (A2C) builds them only then.
@@ -225,7 +241,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
 
         Returns False when a step callback asked to stop (the rollout is then left unfinished).
         """
-        env, buffer, policy = self.vector_env, self.rollout_buffer, self.policy
+        env, buffer, policy = self.vector_env, self.rollout, self.policy
         assert env is not None and buffer is not None and policy is not None
         self.set_policy_mode(False)
         buffer.reset()
@@ -277,7 +293,11 @@ class OnPolicyAlgorithm(RLAlgorithm):
         buffer.compute_returns_and_advantage(self.rollout_values(last_obs), self.last_episode_starts)
         if has_callbacks:
             callbacks.rollout_end(
-                {"rollout_buffer": buffer, "new_obs": self.last_obs, "dones": self.last_episode_starts}
+                {
+                    "rollout_buffer": self.rollout_buffer,
+                    "new_obs": self.last_obs,
+                    "dones": self.last_episode_starts,
+                }
             )
         self.set_policy_mode(True)
         return True
@@ -286,7 +306,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
         """SB3's ``self.locals`` for a step callback, from ``collect_rollout``'s local variables."""
         return self.step_locals(
             env=loop["env"],
-            rollout_buffer=loop["buffer"],
+            rollout_buffer=self.rollout_buffer,
             n_rollout_steps=self.n_steps,
             n_steps=loop["step"],
             obs_tensor=loop["obs_tensor"],

@@ -101,8 +101,8 @@ def test_ppo_trains_on_normalized_data_and_predicts_from_raw_observations(tmp_pa
     assert float(stats.count) == pytest.approx(256 + 1e-4)
     assert not torch.allclose(stats.mean, torch.zeros(3, dtype=torch.float64))
     # The buffer holds normalized observations and scaled rewards (raw Pendulum rewards reach -16).
-    assert model.rollout_buffer.observations.abs().max() <= 10.0
-    assert np.abs(model.rollout_buffer.rewards).max() < 10.0
+    assert model.rollout.observations.abs().max() <= 10.0
+    assert np.abs(model.rollout.rewards).max() < 10.0
     raw = np.array([[1.0, 0.0, 0.5]], dtype=np.float32)
     expected = model.policy.predict_actions(model.obs_normalizer(torch.from_numpy(raw)), True)
     np.testing.assert_allclose(

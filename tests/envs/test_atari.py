@@ -238,7 +238,7 @@ def test_every_cnn_policy_trains_on_a_real_game_with_uint8_storage(algo: str) ->
     dm = RLEnvDataModule(train_env="PongNoFrameskip-v4", n_envs=2, atari=True)
     _trainer(64).fit(model, datamodule=dm)
     assert model.num_timesteps >= 64
-    buffer = getattr(model, "replay_buffer", None) or model.rollout_buffer
+    buffer = getattr(model, "replay_buffer", None) or model.rollout
     assert _first_byte_is_uint8(buffer)  # frames stay bytes; the policy scales them on its device
     if algo in ("dqn", "qrdqn"):
         assert buffer.next_observations is None  # optimize_memory_usage stores each frame stack once
@@ -259,7 +259,7 @@ def test_maskable_ppo_cnn_policy_on_a_game_with_masks() -> None:
     )
     _trainer(32).fit(model, datamodule=dm)
     assert model.num_timesteps >= 32
-    assert not (model.rollout_buffer.actions == 1).any()  # no masked action was ever taken
+    assert not (model.rollout.actions == 1).any()  # no masked action was ever taken
     dm.close()
 
 

@@ -54,7 +54,7 @@ def test_ppo_bootstraps_truncations_from_the_final_observation() -> None:
     )
     model = make_algo("ppo", n_steps=12, batch_size=12, n_epochs=1, gamma=0.9, learning_rate=0.0, seed=0)
     _trainer(12).fit(model, datamodule=dm)
-    buffer = model.rollout_buffer
+    buffer = model.rollout
     rewards, starts = buffer.rewards[:, 0], buffer.episode_starts[:, 0]
     assert starts.tolist() == [1, 0, 0, 0, 0] * 2 + [1, 0]
     for t in range(12):
@@ -138,7 +138,7 @@ def test_atari_on_envpool_reports_whole_games() -> None:
     assert all(length >= 100 for length in env.length_queue)
     model = make_algo("ppo", policy="CnnPolicy", n_steps=16, batch_size=32, n_epochs=1, seed=0)
     _trainer(32).fit(model, datamodule=dm)
-    assert str(model.rollout_buffer.observations.dtype) == "torch.uint8"
+    assert str(model.rollout.observations.dtype) == "torch.uint8"
     dm.close()
 
 

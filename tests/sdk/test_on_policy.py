@@ -38,7 +38,7 @@ def test_truncated_episodes_bootstrap_from_the_true_final_observation() -> None:
     dm = RLEnvDataModule(train_env=lambda: gym.wrappers.TimeLimit(CountingEnv(), horizon))
     model = PPO(n_steps=7, batch_size=7, n_epochs=1, gamma=0.9, learning_rate=0.0, seed=0)
     fit(model, dm, 7)
-    buffer = model.rollout_buffer
+    buffer = model.rollout
     with torch.no_grad():
         final_value = model.policy.predict_values(torch.tensor([[float(horizon)]])).item()
     rewards = buffer.rewards[:, 0]
@@ -55,7 +55,7 @@ def test_terminated_episodes_do_not_bootstrap() -> None:
     model = PPO(n_steps=64, batch_size=64, n_epochs=1, seed=0)
     fit(model, dm, 64)
     # CartPole terminates (falls) long before its 500-step time limit: every reward stays exactly 1.
-    assert np.all(model.rollout_buffer.rewards == 1.0)
+    assert np.all(model.rollout.rewards == 1.0)
 
 
 def test_the_budget_counts_whole_iterations_over_all_envs() -> None:

@@ -34,11 +34,11 @@ class TwoPhases(PPO):
     def train_on_rollout(self):
         main, auxiliary = self.optimizers()
         self.update_learning_rate([main, auxiliary])
-        for batch in self.rollout_buffer.minibatches(self.batch_size):
+        for batch in self.rollout.minibatches(self.batch_size):
             values, log_prob, _ = self.policy.evaluate_actions(batch.observations, batch.actions)
             loss = -(log_prob * batch.advantages).mean() + F.mse_loss(values, batch.returns)
             self.optimizer_step(main, loss, self.max_grad_norm)
-        for batch in self.rollout_buffer.minibatches(self.batch_size):
+        for batch in self.rollout.minibatches(self.batch_size):
             auxiliary_loss = self.auxiliary_loss(batch)
             if self.steps_auxiliary:
                 self.optimizer_step(auxiliary, auxiliary_loss, self.max_grad_norm)

@@ -147,7 +147,7 @@ class A2C(OnPolicyAlgorithm):
 
     def train_on_rollout(self) -> dict[str, float]:
         """One gradient step on the whole rollout (A2C's update)."""
-        buffer, policy = self.rollout_buffer, self.policy
+        buffer, policy = self.rollout, self.policy
         assert buffer is not None and isinstance(policy, torch.nn.Module)
         optimizer = self.optimizers()
         learning_rate = self.update_learning_rate(optimizer)

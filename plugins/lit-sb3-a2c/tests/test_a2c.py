@@ -98,7 +98,7 @@ def test_one_update_matches_stable_baselines3(env_id: str, extra: dict[str, Any]
     reference = sb3.A2C("MlpPolicy", env_id, device="cpu", normalize_advantage=True, **hyperparameters)
     reference.policy.load_state_dict(initial)
     reference.set_logger(Logger(folder=None, output_formats=[]))
-    ours, theirs = model.rollout_buffer, reference.rollout_buffer
+    ours, theirs = model.rollout, reference.rollout_buffer
     theirs.observations[:] = ours.observations.numpy().reshape(theirs.observations.shape)
     theirs.actions[:] = ours.actions.numpy().reshape(theirs.actions.shape)
     for name in ("values", "log_probs", "advantages", "returns"):

@@ -167,10 +167,10 @@ class MaskablePPO(PPO):
     # training -------------------------------------------------------------------------------------
     def on_fit_start(self) -> None:
         super().on_fit_start()
-        buffer = self.rollout_buffer
+        buffer = self.rollout
         assert buffer is not None and self.observation_space is not None and self.action_space is not None
         if not isinstance(buffer, MaskableRolloutBuffer):
-            self.rollout_buffer = MaskableRolloutBuffer(
+            self.rollout = MaskableRolloutBuffer(
                 self.n_steps,
                 buffer.n_envs,
                 self.observation_space,
@@ -215,10 +215,10 @@ class MaskablePPO(PPO):
         the rollout buffer beside the transition the core loop is about to add."""
         masks = None
         if self.use_masking:
-            assert self.vector_env is not None and isinstance(self.rollout_buffer, MaskableRolloutBuffer)
+            assert self.vector_env is not None and isinstance(self.rollout, MaskableRolloutBuffer)
             # After a SAME_STEP autoreset the env already shows the new episode, as the observations do.
             masks = torch.as_tensor(get_action_masks(self.vector_env), device=self.device)
-            self.rollout_buffer.store_masks(masks)
+            self.rollout.store_masks(masks)
         return self.policy(obs, action_masks=masks)
 
     def evaluate_minibatch(

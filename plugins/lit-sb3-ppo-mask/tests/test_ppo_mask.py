@@ -147,7 +147,7 @@ def test_action_masker_and_mask_helpers() -> None:
 def test_rollout_stores_masks_and_the_update_scores_actions_under_them() -> None:
     model = MaskablePPO(n_steps=64, batch_size=64, n_epochs=1, seed=0)
     model.learn(64, env=envs.ARMS, n_envs=2)
-    buffer = model.rollout_buffer
+    buffer = model.rollout
     assert buffer.has_masks
     # The env observes its own mask, so the stored masks must equal the stored observations.
     assert torch.equal(buffer.action_masks, buffer.observations.bool())

@@ -71,7 +71,7 @@ def test_one_update_matches_sb3_contrib(
     model.policy.load_state_dict(initial)
 
     def copy_rollout() -> None:
-        buffer = model.rollout_buffer
+        buffer = model.rollout
         buffer.reset()
         buffer.observations.copy_(torch.as_tensor(rollout.observations).reshape(buffer.observations.shape))
         buffer.actions.copy_(torch.as_tensor(rollout.actions).reshape(buffer.actions.shape))

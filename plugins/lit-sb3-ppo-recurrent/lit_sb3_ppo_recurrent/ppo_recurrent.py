@@ -121,7 +121,7 @@ class RecurrentPPO(PPO):
         seed: int | None = None,
         device: str = "auto",
     ) -> None:
-        self.rollout_buffer: RecurrentRolloutBuffer | None = None
+        self.rollout: RecurrentRolloutBuffer | None = None
         self._last_lstm_states: RNNStates | None = None
         super().__init__(
             policy=policy,
@@ -171,10 +171,10 @@ class RecurrentPPO(PPO):
         # Our buffer goes in first, so OnPolicyAlgorithm keeps it instead of building a plain one.
         n_envs = self.datamodule.get_env("fit").num_envs  # type: ignore[union-attr]
         policy = self.recurrent_policy
-        buffer = self.rollout_buffer
+        buffer = self.rollout
         if buffer is None or buffer.n_envs != n_envs or buffer.device != self.device:
             assert self.observation_space is not None and self.action_space is not None
-            self.rollout_buffer = RecurrentRolloutBuffer(
+            self.rollout = RecurrentRolloutBuffer(
                 self.n_steps,
                 n_envs,
                 self.observation_space,
@@ -201,8 +201,8 @@ class RecurrentPPO(PPO):
 
     def rollout_forward(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """One step of every env from the carried LSTM states; stores the states the step started from."""
-        assert self.rollout_buffer is not None and self._last_lstm_states is not None
-        self.rollout_buffer.add_lstm_states(self._last_lstm_states)
+        assert self.rollout is not None and self._last_lstm_states is not None
+        self.rollout.add_lstm_states(self._last_lstm_states)
         episode_starts = torch.as_tensor(self.last_episode_starts, dtype=torch.float32).to(self.device)
         actions, values, log_probs, self._last_lstm_states = self.recurrent_policy(
             obs, self._last_lstm_states, episode_starts
@@ -237,8 +237,8 @@ class RecurrentPPO(PPO):
 
     def epoch_minibatches(self) -> Iterable[RecurrentRolloutBatch]:
         """One epoch of minibatches of whole sequences, each with its LSTM states at the start."""
-        assert self.rollout_buffer is not None
-        return self.rollout_buffer.sequence_minibatches(self.batch_size)
+        assert self.rollout is not None
+        return self.rollout.sequence_minibatches(self.batch_size)
 
     def evaluate_minibatch(
         self, batch: RecurrentRolloutBatch

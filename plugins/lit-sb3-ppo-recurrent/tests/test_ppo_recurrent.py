@@ -165,7 +165,7 @@ def test_training_sequences_replay_the_rollout_exactly(policy_kwargs: dict[str, 
         **{**kwargs, "policy_kwargs": {"lstm_hidden_size": 8, "ortho_init": False, **policy_kwargs}}
     )
     _fit(model, 240, n_envs=3)
-    buffer = model.rollout_buffer
+    buffer = model.rollout
     assert buffer.episode_starts[1:].sum() >= 3  # episodes end inside the rollout: sequences are cut
     for batch_size in (None, 37, 64):
         seen = 0
@@ -202,7 +202,7 @@ def test_lstm_state_carries_across_iterations() -> None:
             carried.append(
                 torch.stack([*model._last_lstm_states.pi, *model._last_lstm_states.vf]).transpose(1, 2)
             )
-            stored.append(model.rollout_buffer.lstm_storage[:, 0].clone())
+            stored.append(model.rollout.lstm_storage[:, 0].clone())
 
     model = RecurrentPPO(**TINY)
     _fit(model, 3 * 16 * 2, callbacks=[Watch()], n_envs=2)
@@ -218,9 +218,9 @@ def test_learn_without_resetting_continues_the_episodes_and_their_memory() -> No
     carried = torch.stack([*model._last_lstm_states.pi, *model._last_lstm_states.vf]).transpose(1, 2).clone()
     assert torch.count_nonzero(carried) > 0
     model.learn(32, reset_num_timesteps=False)
-    torch.testing.assert_close(model.rollout_buffer.lstm_storage[:, 0], carried)
+    torch.testing.assert_close(model.rollout.lstm_storage[:, 0], carried)
     model.learn(16)  # one iteration of a reset run: fresh episodes, empty memory
-    assert torch.count_nonzero(model.rollout_buffer.lstm_storage[:, 0]) == 0
+    assert torch.count_nonzero(model.rollout.lstm_storage[:, 0]) == 0
 
 
 def test_truncated_episodes_bootstrap_from_the_final_observation_with_the_reached_state() -> None:
@@ -230,7 +230,7 @@ def test_truncated_episodes_bootstrap_from_the_final_observation_with_the_reache
     # Episodes truncated after 5 steps (CartPole rarely falls that fast): several truncations per env.
     # Two iterations, so the checked rollout also starts from carried states.
     _fit(model, 2 * n_steps * 2, env_kwargs={"max_episode_steps": 5}, wrappers=[_RecordSteps], n_envs=2)
-    buffer, policy = model.rollout_buffer, model.policy
+    buffer, policy = model.rollout, model.policy
     recorders = _RecordSteps.instances[-2:]
     checked = 0
     for env in range(2):

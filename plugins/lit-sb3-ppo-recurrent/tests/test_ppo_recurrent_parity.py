@@ -68,7 +68,7 @@ def test_one_iteration_matches_sb3_contrib(case: dict[str, Any], monkeypatch: py
     initial = copy.deepcopy(model.policy.state_dict())
 
     def copy_rollout() -> None:
-        buffer = model.rollout_buffer
+        buffer = model.rollout
         buffer.reset()
         buffer.observations.copy_(torch.as_tensor(rollout.observations))
         buffer.actions.copy_(torch.as_tensor(rollout.actions).reshape(buffer.actions.shape))
@@ -174,7 +174,7 @@ def test_several_iterations_in_lockstep_with_sb3_contrib(monkeypatch: pytest.Mon
     train_on_rollout = model.train_on_rollout
 
     def record_then_train_ours() -> dict[str, float]:
-        ours.append(copy.deepcopy(model.rollout_buffer))
+        ours.append(copy.deepcopy(model.rollout))
         return train_on_rollout()
 
     monkeypatch.setattr(model, "train_on_rollout", record_then_train_ours)

@@ -182,8 +182,8 @@ class PPO(OnPolicyAlgorithm):
         Each needs ``advantages``, ``old_log_prob``, ``old_values`` and ``returns`` (one entry per sample)
         and whatever ``evaluate_minibatch`` reads; RecurrentPPO yields whole sequences instead.
         """
-        assert self.rollout_buffer is not None
-        return self.rollout_buffer.minibatches(self.batch_size)
+        assert self.rollout is not None
+        return self.rollout.minibatches(self.batch_size)
 
     def evaluate_minibatch(self, batch: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Values, log-probabilities and entropy (None: estimated from the log-probabilities) of a
@@ -195,7 +195,7 @@ class PPO(OnPolicyAlgorithm):
 
     def train_on_rollout(self) -> dict[str, float]:
         """``n_epochs`` passes of clipped-surrogate minibatch updates over the rollout buffer."""
-        buffer, policy = self.rollout_buffer, self.policy
+        buffer, policy = self.rollout, self.policy
         assert buffer is not None and isinstance(policy, torch.nn.Module)
         optimizer = self.optimizers()
         learning_rate = self.update_learning_rate(optimizer)

@@ -70,7 +70,7 @@ def train_on(model: PPO, env_id: str, rollout: Any, n_epochs: int, monkeypatch: 
     """One lit-sb3 iteration through RLTrainer on a copy of SB3's rollout, in SB3's minibatch order."""
 
     def copy_rollout() -> None:
-        buffer = model.rollout_buffer
+        buffer = model.rollout
         buffer.reset()
         buffer.observations.copy_(torch.as_tensor(rollout.observations).reshape(buffer.observations.shape))
         buffer.actions.copy_(torch.as_tensor(rollout.actions).reshape(buffer.actions.shape))

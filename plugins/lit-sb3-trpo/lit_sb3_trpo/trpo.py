@@ -202,7 +202,7 @@ class TRPO(OnPolicyAlgorithm):
     # the update ------------------------------------------------------------------------------------
     def train_on_rollout(self) -> dict[str, float]:
         """One trust-region policy step, then ``n_critic_updates`` epochs of value regression."""
-        buffer, policy = self.rollout_buffer, self.policy
+        buffer, policy = self.rollout, self.policy
         assert buffer is not None and isinstance(policy, torch.nn.Module)
         optimizer = cast("LightningOptimizer", self.optimizers())  # one optimizer: the critic's
         learning_rate = self.update_learning_rate(optimizer)

@@ -84,7 +84,7 @@ def test_one_update_matches_sb3_contrib(
     reference = sb3_contrib.TRPO("MlpPolicy", env_id, device="cpu", **hyperparameters)
     reference.policy.load_state_dict(initial)
     reference.set_logger(Logger(folder=None, output_formats=[]))
-    ours, theirs = model.rollout_buffer, reference.rollout_buffer
+    ours, theirs = model.rollout, reference.rollout_buffer
     theirs.observations[:] = ours.observations.numpy().reshape(theirs.observations.shape)
     theirs.actions[:] = ours.actions.numpy().reshape(theirs.actions.shape)
     for name in ("values", "log_probs", "advantages", "returns"):
@@ -112,7 +112,7 @@ def test_policy_step_stays_inside_the_trust_region() -> None:
     )
     before = copy.deepcopy(model.policy)
     model.learn(256)
-    buffer = model.rollout_buffer
+    buffer = model.rollout
     obs = buffer.observations.reshape(-1, *buffer.observations.shape[2:])
     actions = buffer.actions.reshape(-1, *buffer.actions.shape[2:])
     with torch.no_grad():

@@ -20,9 +20,10 @@ import numpy as np
 import torch
 
 from lit_sb3_core.data.rollout_buffer import RolloutBuffer as CoreRollout
+from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sb3.buffers import DictRolloutBuffer, RolloutBuffer
 
-__all__ = ["rollout_view"]
+__all__ = ["check_rollout_buffer_class", "rollout_view", "sb3_buffer_extras"]
 
 
 def _numpy(value: Any) -> Any:
@@ -31,6 +32,18 @@ def _numpy(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         return value.detach().numpy() if value.device.type == "cpu" else value.detach().cpu().numpy()
     return value
+
+
+def _write(core: CoreRollout, name: str, value: Any) -> None:
+    """An assignment to a view's field (SB3 code assigns ``returns``, ...) writes into the core's storage."""
+    storage = getattr(core, name)
+    if isinstance(storage, dict):
+        for key, sub in storage.items():
+            sub.copy_(torch.as_tensor(np.asarray(value[key])).reshape(sub.shape))
+    elif isinstance(storage, torch.Tensor):
+        storage.copy_(torch.as_tensor(np.asarray(value)).reshape(storage.shape))
+    else:
+        storage[...] = np.asarray(value).reshape(storage.shape)
 
 
 class _CoreView:
@@ -45,47 +58,93 @@ class _CoreView:
         self.gamma, self.gae_lambda = core.gamma, core.gae_lambda
         self.device = core.device
         self.action_dim = int(np.prod(core.actions.shape[2:], dtype=int)) if core.actions.ndim > 2 else 1
+        observations = core.observations
+        self.obs_shape = (
+            {key: tuple(array.shape[2:]) for key, array in observations.items()}
+            if isinstance(observations, dict)
+            else tuple(observations.shape[2:])
+        )
         self.generator_ready = False
 
     @property
-    def pos(self) -> int:  # type: ignore[override]
+    def pos(self) -> int:
         return self.core.pos
 
+    @pos.setter
+    def pos(self, value: int) -> None:
+        self.core.pos = int(value)
+
     @property
-    def full(self) -> bool:  # type: ignore[override]
+    def full(self) -> bool:
         return self.core.full
 
+    @full.setter
+    def full(self, value: bool) -> None:  # SB3 code marks a hand-filled buffer full
+        self.core.pos = self.core.n_steps if value else min(self.core.pos, self.core.n_steps - 1)
+
     @property
-    def observations(self) -> Any:  # type: ignore[override]
+    def observations(self) -> Any:
         return _numpy(self.core.observations)
 
+    @observations.setter
+    def observations(self, value: Any) -> None:
+        _write(self.core, "observations", value)
+
     @property
-    def actions(self) -> np.ndarray:  # type: ignore[override]
+    def actions(self) -> np.ndarray:
         return _numpy(self.core.actions).reshape(self.buffer_size, self.n_envs, self.action_dim)
 
+    @actions.setter
+    def actions(self, value: np.ndarray) -> None:
+        _write(self.core, "actions", value)
+
     @property
-    def rewards(self) -> np.ndarray:  # type: ignore[override]
+    def rewards(self) -> np.ndarray:
         return self.core.rewards
 
+    @rewards.setter
+    def rewards(self, value: np.ndarray) -> None:
+        _write(self.core, "rewards", value)
+
     @property
-    def episode_starts(self) -> np.ndarray:  # type: ignore[override]
+    def episode_starts(self) -> np.ndarray:
         return self.core.episode_starts
 
+    @episode_starts.setter
+    def episode_starts(self, value: np.ndarray) -> None:
+        _write(self.core, "episode_starts", value)
+
     @property
-    def values(self) -> np.ndarray:  # type: ignore[override]
+    def values(self) -> np.ndarray:
         return _numpy(self.core.values)
 
+    @values.setter
+    def values(self, value: np.ndarray) -> None:
+        _write(self.core, "values", value)
+
     @property
-    def log_probs(self) -> np.ndarray:  # type: ignore[override]
+    def log_probs(self) -> np.ndarray:
         return _numpy(self.core.log_probs)
 
-    @property
-    def advantages(self) -> np.ndarray:  # type: ignore[override]
-        return _numpy(self.core.advantages)
+    @log_probs.setter
+    def log_probs(self, value: np.ndarray) -> None:
+        _write(self.core, "log_probs", value)
 
     @property
-    def returns(self) -> np.ndarray:  # type: ignore[override]
+    def advantages(self) -> np.ndarray:
+        return _numpy(self.core.advantages)
+
+    @advantages.setter
+    def advantages(self, value: np.ndarray) -> None:
+        _write(self.core, "advantages", value)
+
+    @property
+    def returns(self) -> np.ndarray:
         return _numpy(self.core.returns)
+
+    @returns.setter
+    def returns(self, value: np.ndarray) -> None:
+        _write(self.core, "returns", value)
 
     def reset(self) -> None:
         self.core.reset()
@@ -112,15 +171,67 @@ class RolloutBufferView(_CoreView, RolloutBuffer):
 class DictRolloutBufferView(_CoreView, DictRolloutBuffer):
     """SB3's ``DictRolloutBuffer`` over a core rollout of Dict observations."""
 
-    def __init__(self, core: CoreRollout) -> None:
-        super().__init__(core)
-        self.obs_shape = {key: tuple(array.shape[2:]) for key, array in core.observations.items()}
+
+# What the on-policy loop and updates do with a buffer: a subclass changing one of these would expect the loop
+# to run its code on its own storage, which lit-sb3's tensor rollout does not.
+_STORAGE_METHODS = (
+    "reset",
+    "add",
+    "compute_returns_and_advantage",
+    "get",
+    "_get_samples",
+    "_samples",
+    "_flattened",
+    "_flat_observations",
+    "_store_obs",
+    "_observation_storage",
+    "swap_and_flatten",
+    "to_torch",
+    "size",
+)
+_VIEW_CLASSES: dict[type, type] = {RolloutBuffer: RolloutBufferView, DictRolloutBuffer: DictRolloutBufferView}
 
 
-def rollout_view(core: CoreRollout) -> RolloutBuffer:
-    """The SB3 view of ``core``: a ``DictRolloutBuffer`` for Dict observations, else a ``RolloutBuffer``."""
-    if isinstance(core.observations, dict):
-        return DictRolloutBufferView(core)
-    view = RolloutBufferView(core)
-    view.obs_shape = tuple(core.observations.shape[2:])
+def check_rollout_buffer_class(cls: Any) -> type[RolloutBuffer] | None:
+    """``rollout_buffer_class`` as given, once checked: SB3's ``RolloutBuffer`` / ``DictRolloutBuffer`` or a
+    subclass that keeps their storage and sampling (it may add arguments, attributes and methods)."""
+    if cls is None:
+        return None
+    if not (isinstance(cls, type) and issubclass(cls, RolloutBuffer)):
+        raise ConfigurationError(
+            f"rollout_buffer_class must be RolloutBuffer or DictRolloutBuffer (lit_sb3.common.buffers) or a "
+            f"subclass of them, got {cls!r}."
+        )
+    base = DictRolloutBuffer if issubclass(cls, DictRolloutBuffer) else RolloutBuffer
+    overridden = [name for name in _STORAGE_METHODS if getattr(cls, name) is not getattr(base, name)]
+    if overridden:
+        raise ConfigurationError(
+            f"rollout_buffer_class={cls.__name__} overrides {', '.join(overridden)}: lit-sb3's on-policy loop "
+            "stores the rollout in its own tensors and does not run a buffer's storage or sampling code. "
+            f"Supported: {base.__name__} and subclasses that add arguments, attributes or methods; to change how "
+            "the rollout is stored or sampled, subclass the algorithm (collect_rollout / train_on_rollout)."
+        )
+    return cls
+
+
+def sb3_buffer_extras(probe: RolloutBuffer) -> dict[str, Any]:
+    """The attributes a ``rollout_buffer_class``'s ``__init__`` set beyond SB3's own (carried to the view)."""
+    base = DictRolloutBuffer if isinstance(probe, DictRolloutBuffer) else RolloutBuffer
+    own = set(vars(base(1, probe.observation_space, probe.action_space, device="cpu")))
+    return {key: value for key, value in vars(probe).items() if key not in own and key != "obs_shape"}
+
+
+def rollout_view(
+    core: CoreRollout, cls: type[RolloutBuffer] | None = None, extras: dict[str, Any] | None = None
+) -> RolloutBuffer:
+    """The SB3 view of ``core``, an instance of ``cls`` (default: ``DictRolloutBuffer`` for Dict observations,
+    else ``RolloutBuffer``) with ``extras`` set on it."""
+    if cls is None:
+        cls = DictRolloutBuffer if isinstance(core.observations, dict) else RolloutBuffer
+    view_class = _VIEW_CLASSES.get(cls)
+    if view_class is None:
+        view_class = _VIEW_CLASSES[cls] = type(cls.__name__, (_CoreView, cls), {"__module__": cls.__module__})
+    view = view_class(core)
+    for key, value in (extras or {}).items():
+        setattr(view, key, value)
     return view

@@ -35,9 +35,10 @@ from lit_sb3_core.foundation.checks import (
 )
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
-from lit_sb3_core.nets.actor_critic import ACTOR_CRITIC_ALIASES, ActorCriticPolicy
+from lit_sb3_core.nets.actor_critic import ACTOR_CRITIC_ALIASES, ActorCriticPolicy, class_to_string
+from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sb3.buffers import RolloutBuffer as SB3RolloutBuffer
-from lit_sb3_core.sb3.rollout_view import rollout_view
+from lit_sb3_core.sb3.rollout_view import check_rollout_buffer_class, rollout_view, sb3_buffer_extras
 from lit_sb3_core.sdk.algorithm import RLAlgorithm
 from lit_sb3_core.sdk.fast_path import plain_calls
 
@@ -68,6 +69,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
             Box actions; the policy gets ``use_sde=True`` (gSDE settings go in ``policy_kwargs``).
         sde_sample_freq: resample gSDE's exploration matrices every this many steps (-1: only at the start
             of each rollout).
+        rollout_buffer_class / rollout_buffer_kwargs: SB3's ``RolloutBuffer`` / ``DictRolloutBuffer`` (or a
+            subclass that adds to them without overriding how the rollout is stored and sampled) and its extra
+            arguments: ``rollout_buffer`` is then an instance of it (see ``lit_sb3_core.sb3.rollout_view``).
     """
 
     # Built from the env's spaces (see RLAlgorithm); typed as built, as SB3 types it.
@@ -86,6 +90,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
         max_grad_norm: float | None = 0.5,
         use_sde: bool = False,
         sde_sample_freq: int = -1,
+        rollout_buffer_class: type[SB3RolloutBuffer] | None = None,
+        rollout_buffer_kwargs: dict[str, Any] | None = None,
         policy_kwargs: dict[str, Any] | None = None,
         seed: int | None = None,
         verbose: int = 0,
@@ -108,6 +114,17 @@ class OnPolicyAlgorithm(RLAlgorithm):
         # The rollout the updates train on (tensors); ``rollout_buffer`` is SB3's numpy view of it.
         self.rollout: RolloutBuffer | None = None
         self._rollout_view: tuple[RolloutBuffer, SB3RolloutBuffer] | None = None
+        if isinstance(rollout_buffer_class, str):  # an import path, as model files store classes
+            rollout_buffer_class = resolve_named_class(
+                "buffer", rollout_buffer_class, field="rollout_buffer_class", base=SB3RolloutBuffer
+            )
+        self.rollout_buffer_class = check_rollout_buffer_class(rollout_buffer_class)
+        if rollout_buffer_kwargs is not None and not isinstance(rollout_buffer_kwargs, dict):
+            raise ConfigurationError(
+                f"rollout_buffer_kwargs must be a dict, got {type(rollout_buffer_kwargs).__name__}."
+            )
+        self.rollout_buffer_kwargs = dict(rollout_buffer_kwargs or {})
+        self._rollout_buffer_extras: dict[str, Any] = {}
         super().__init__(
             policy=policy,
             env=env,
@@ -118,8 +135,31 @@ class OnPolicyAlgorithm(RLAlgorithm):
             device=device,
             tensorboard_log=tensorboard_log,
         )
+        if "rollout_buffer_class" in self.hparams:  # hyperparameters stay plain JSON: classes import strings
+            self.hparams["rollout_buffer_class"] = class_to_string(self.rollout_buffer_class)
         if self.env_source is not None:  # refused at construction as in SB3, not at the first learn()
             self.check_rollout_length(self._source_n_envs())
+            if self.rollout_buffer_class is not None:
+                self._build_sb3_rollout_buffer(self._source_n_envs())
+
+    def _build_sb3_rollout_buffer(self, n_envs: int) -> None:
+        """Construct ``rollout_buffer_class`` as SB3 does, so that its arguments are checked (an unknown or
+        duplicated keyword is a ``TypeError``, a space it does not take an ``AssertionError``) and the
+        attributes its ``__init__`` sets carry over to ``rollout_buffer``; the storage stays ``self.rollout``."""
+        assert self.rollout_buffer_class is not None
+        if self.observation_space is None or self.action_space is None:
+            return
+        probe = self.rollout_buffer_class(
+            self.n_steps,
+            self.observation_space,
+            self.action_space,
+            device="cpu",
+            gamma=self.gamma,
+            gae_lambda=self.gae_lambda,
+            n_envs=n_envs,
+            **self.rollout_buffer_kwargs,
+        )
+        self._rollout_buffer_extras = sb3_buffer_extras(probe)
 
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
     sb3_policy_classes: ClassVar[dict[str, str]] = {
@@ -180,6 +220,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
         buffer = self.rollout
         if buffer is None or buffer.n_envs != n_envs or buffer.device != self.device:
             assert self.observation_space is not None and self.action_space is not None
+            if self.rollout_buffer_class is not None:
+                self._build_sb3_rollout_buffer(n_envs)
             self.rollout = RolloutBuffer(
                 self.n_steps,
                 n_envs,
@@ -199,7 +241,10 @@ class OnPolicyAlgorithm(RLAlgorithm):
         if core is None:
             return None
         if self._rollout_view is None or self._rollout_view[0] is not core:
-            self._rollout_view = (core, rollout_view(core))
+            self._rollout_view = (
+                core,
+                rollout_view(core, self.rollout_buffer_class, self._rollout_buffer_extras),
+            )
         return self._rollout_view[1]
 
     def env_steps_per_iteration(self, n_envs: int) -> int | None:

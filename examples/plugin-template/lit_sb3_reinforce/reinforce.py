@@ -123,7 +123,7 @@ class REINFORCE(OnPolicyAlgorithm):
 
     def train_on_rollout(self) -> dict[str, float]:
         """One policy-gradient step on the whole rollout (plus the baseline's regression, if any)."""
-        buffer, policy = self.rollout_buffer, self.policy
+        buffer, policy = self.rollout, self.policy
         assert buffer is not None
         optimizer = self.optimizers()
         learning_rate = self.update_learning_rate(optimizer)

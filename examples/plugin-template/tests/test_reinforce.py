@@ -24,7 +24,7 @@ def test_registered_and_importable_lazily() -> None:
 def test_without_a_baseline_the_weights_are_monte_carlo_returns() -> None:
     gamma = 0.9
     model = REINFORCE(env="CartPole-v1", n_steps=64, gamma=gamma, use_baseline=False, seed=0).learn(64)
-    buffer = model.rollout_buffer
+    buffer = model.rollout
     rewards, starts = buffer.rewards[:, 0], buffer.episode_starts[:, 0]
     expected, future = np.zeros(64, dtype=np.float32), 0.0
     for t in reversed(range(64)):  # G_t = r_t + gamma * G_{t+1} within an episode; nothing after the rollout

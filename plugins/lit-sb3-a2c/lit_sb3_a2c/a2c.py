@@ -64,6 +64,8 @@ class A2C(OnPolicyAlgorithm):
         use_sde: generalized State-Dependent Exploration (gSDE) for Box actions instead of independent
             Gaussian noise; its settings (``log_std_init``, ``full_std``, ``use_expln``, ...) go in ``policy_kwargs``.
         sde_sample_freq: resample the gSDE noise every this many steps (-1: once per rollout).
+        rollout_buffer_class / rollout_buffer_kwargs: SB3's ``RolloutBuffer`` / ``DictRolloutBuffer`` (or a
+            subclass adding to them) that ``rollout_buffer`` is, and its extra arguments.
         normalize_advantage: normalise advantages over the rollout (not in the original algorithm).
         stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
@@ -96,6 +98,8 @@ class A2C(OnPolicyAlgorithm):
         use_rms_prop: bool = True,
         use_sde: bool = False,
         sde_sample_freq: int = -1,
+        rollout_buffer_class: Any = None,
+        rollout_buffer_kwargs: dict[str, Any] | None = None,
         normalize_advantage: bool = False,
         stats_window_size: int = 100,
         tensorboard_log: str | None = None,
@@ -119,6 +123,8 @@ class A2C(OnPolicyAlgorithm):
             max_grad_norm=max_grad_norm,
             use_sde=use_sde,
             sde_sample_freq=sde_sample_freq,
+            rollout_buffer_class=rollout_buffer_class,
+            rollout_buffer_kwargs=rollout_buffer_kwargs,
             policy_kwargs=policy_kwargs,
             seed=seed,
             verbose=verbose,

@@ -66,6 +66,8 @@ class PPO(OnPolicyAlgorithm):
             Gaussian noise; its settings (``log_std_init``, ``full_std``, ``use_expln``, ``squash_output``)
             go in ``policy_kwargs``.
         sde_sample_freq: resample the gSDE noise every this many steps (-1: once per rollout).
+        rollout_buffer_class / rollout_buffer_kwargs: SB3's ``RolloutBuffer`` / ``DictRolloutBuffer`` (or a
+            subclass adding to them) that ``rollout_buffer`` is, and its extra arguments.
         target_kl: stop an iteration's epochs early when the approximate KL exceeds ``1.5 * target_kl``.
         stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
@@ -99,6 +101,8 @@ class PPO(OnPolicyAlgorithm):
         max_grad_norm: float | None = 0.5,
         use_sde: bool = False,
         sde_sample_freq: int = -1,
+        rollout_buffer_class: Any = None,
+        rollout_buffer_kwargs: dict[str, Any] | None = None,
         target_kl: float | None = None,
         stats_window_size: int = 100,
         tensorboard_log: str | None = None,
@@ -142,6 +146,8 @@ class PPO(OnPolicyAlgorithm):
             max_grad_norm=max_grad_norm,
             use_sde=use_sde,
             sde_sample_freq=sde_sample_freq,
+            rollout_buffer_class=rollout_buffer_class,
+            rollout_buffer_kwargs=rollout_buffer_kwargs,
             policy_kwargs=policy_kwargs,
             seed=seed,
             verbose=verbose,

@@ -81,6 +81,8 @@ class TRPO(OnPolicyAlgorithm):
         use_sde: generalized State-Dependent Exploration (gSDE) for Box actions instead of independent
             Gaussian noise; its settings (``log_std_init``, ``full_std``, ``use_expln``, ...) go in ``policy_kwargs``.
         sde_sample_freq: resample the gSDE noise every this many steps (-1: once per rollout).
+        rollout_buffer_class / rollout_buffer_kwargs: SB3's ``RolloutBuffer`` / ``DictRolloutBuffer`` (or a
+            subclass adding to them) that ``rollout_buffer`` is, and its extra arguments.
         normalize_advantage: normalise advantages over the rollout.
         target_kl: trust-region radius, the largest mean KL between the old and new policy.
         sub_sampling_factor: use every k-th transition for the policy step (faster; see Schulman's thesis,
@@ -113,6 +115,8 @@ class TRPO(OnPolicyAlgorithm):
         gae_lambda: float = 0.95,
         use_sde: bool = False,
         sde_sample_freq: int = -1,
+        rollout_buffer_class: Any = None,
+        rollout_buffer_kwargs: dict[str, Any] | None = None,
         normalize_advantage: bool = True,
         target_kl: float = 0.01,
         sub_sampling_factor: int = 1,
@@ -152,6 +156,8 @@ class TRPO(OnPolicyAlgorithm):
             max_grad_norm=None,
             use_sde=use_sde,
             sde_sample_freq=sde_sample_freq,
+            rollout_buffer_class=rollout_buffer_class,
+            rollout_buffer_kwargs=rollout_buffer_kwargs,
             policy_kwargs=policy_kwargs,
             seed=seed,
             verbose=verbose,

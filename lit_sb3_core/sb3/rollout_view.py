@@ -4,7 +4,8 @@ An on-policy algorithm trains on ``self.rollout`` (``lit_sb3_core.data.rollout_b
 laid out for the update). SB3 code reads ``model.rollout_buffer.actions`` and the other fields as numpy arrays
 of shape ``(buffer_size, n_envs, ...)``, calls ``size()`` and ``get(batch_size)``, checks ``full``. This view
 gives it that without a second copy of the rollout: each field is the tensor's ``.numpy()`` (on the CPU the
-same memory, so a write through the view is seen by training; on an accelerator a copy made on read). It is
+same memory, so an in-place write to a field is seen by training; on an accelerator a copy made on read).
+Assigning a field (``buffer.returns = ...``, as SB3 code does) writes into the tensors on any device. It is
 an instance of SB3's ``RolloutBuffer`` / ``DictRolloutBuffer``, so ``isinstance`` checks hold and ``get`` and
 ``swap_and_flatten`` are SB3's.
 
@@ -47,7 +48,7 @@ def _write(core: CoreRollout, name: str, value: Any) -> None:
 
 
 class _CoreView:
-    """SB3's buffer attributes read from (and, on the CPU, written to) the core rollout ``self.core``."""
+    """SB3's buffer attributes, read from and assigned into the core rollout ``self.core``."""
 
     core: CoreRollout
 

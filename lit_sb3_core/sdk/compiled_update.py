@@ -35,8 +35,9 @@ from lit_sb3_core.errors import ConfigurationError
 __all__ = ["CompiledStep", "compile_cache_dir", "use_compile_cache"]
 
 Forward = Callable[..., torch.Tensor]
-# loss(forward, *batch) -> scalar loss; ``forward(x)`` evaluates the trained network with the traced weights.
-LossFunction = Callable[..., torch.Tensor]
+# loss(forward, *batch) -> scalar loss (with has_aux: (loss, aux dict)); ``forward(x)`` evaluates the trained
+# network with the traced weights.
+LossFunction = Callable[..., Any]
 
 
 def compile_cache_dir() -> Path:
@@ -175,10 +176,11 @@ class CompiledStep:
 
                 return loss_function(forward, *batch)
 
+            aux: dict[str, torch.Tensor]
             grads_by_name, value = torch.func.grad_and_value(loss_of, has_aux=has_aux)(
                 dict(zip(names, params))
             )
-            loss, aux = value if has_aux else (value, None)
+            loss, aux = value if has_aux else (value, {})
             grads = [grads_by_name[name] for name in names]
             apply = None if gate is None else aux[gate]
             with torch.no_grad():

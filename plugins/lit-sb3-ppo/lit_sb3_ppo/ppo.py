@@ -196,11 +196,12 @@ class PPO(OnPolicyAlgorithm):
         values: torch.Tensor,
         log_prob: torch.Tensor,
         entropy: torch.Tensor | None,
-        clip_range: float | torch.Tensor,
-        clip_range_vf: float | torch.Tensor | None,
+        clip_range: Any,
+        clip_range_vf: Any,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The clipped-surrogate loss of one minibatch and its logged terms (detached): the same code
-        for the eager and the compiled update."""
+        for the eager and the compiled update. The clip ranges are floats (eager) or 0-d tensors (compiled);
+        ``clip_range_vf`` None: no value clipping."""
         advantages = batch.advantages
         if self.normalize_advantage and len(advantages) > 1:
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)

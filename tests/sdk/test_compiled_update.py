@@ -110,9 +110,11 @@ def _dqn(compile: bool) -> DQN:
 
 
 @pytest.mark.slow
-def test_a_compiled_dqn_learns_the_weights_the_eager_one_learns() -> None:
+def test_a_compiled_dqn_learns_the_weights_the_eager_one_learns(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Same seed, 800 steps (175 gradient steps, two target updates, a decaying learning rate): the same
     weights and Adam state within float rounding, and Lightning counted every step."""
+    monkeypatch.setenv("LIT_SB3_COMPILE_CACHE", str(tmp_path))  # inductor's caches: not the user's folder
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     eager, compiled = _dqn(False), _dqn(True)
     eager.learn(800)
     compiled.learn(800)

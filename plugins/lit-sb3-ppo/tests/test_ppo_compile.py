@@ -44,7 +44,7 @@ def _trained(compiled: bool, steps: int, **overrides: Any) -> PPO:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("overrides", [{}, {"target_kl": 0.002}], ids=["plain", "target-kl"])
+@pytest.mark.parametrize("overrides", [{}, {"target_kl": 1e-5}], ids=["plain", "target-kl"])
 def test_a_compiled_ppo_learns_the_weights_the_eager_one_learns(
     overrides: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -73,4 +73,7 @@ def test_a_compiled_ppo_learns_the_weights_the_eager_one_learns(
         assert float(ours_state[index]["step"]) == float(state["step"])
     for key, value in eager.last_metrics.items():
         if key.startswith("train/"):
-            assert compiled.last_metrics[key] == pytest.approx(value, rel=1e-4, abs=1e-6), key
+            # The clip fraction counts samples past a threshold: a rounding-level difference in a ratio
+            # on the threshold flips a sample (1/48 of a minibatch), so it is compared to that resolution.
+            tolerance = 0.05 if key == "train/clip_fraction" else 1e-6
+            assert compiled.last_metrics[key] == pytest.approx(value, rel=1e-4, abs=tolerance), key

@@ -149,12 +149,12 @@ def test_off_policy_callbacks_see_every_step_and_stop_there() -> None:
 
 
 def test_no_locals_are_built_without_callbacks(monkeypatch: pytest.MonkeyPatch) -> None:
-    from lit_sb3_core.sdk.algorithm import RLAlgorithm
+    from lit_sb3_core.sdk.step_callbacks import StepCallbacks
 
-    def forbidden(self: Any, **values: Any) -> dict[str, Any]:
+    def forbidden(algorithm: Any, **values: Any) -> dict[str, Any]:
         raise AssertionError("the per-step path ran without callbacks")
 
-    monkeypatch.setattr(RLAlgorithm, "step_locals", forbidden)
+    monkeypatch.setattr(StepCallbacks, "locals", staticmethod(forbidden))
     assert PPO("MlpPolicy", "CartPole-v1", **ON).learn(32).num_timesteps == 32
     assert DQN("MlpPolicy", "CartPole-v1", **OFF).learn(32).num_timesteps == 32
 

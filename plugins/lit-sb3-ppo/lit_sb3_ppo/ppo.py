@@ -229,7 +229,10 @@ class PPO(OnPolicyAlgorithm):
                     approx_kls.append(approx_kl)
 
                 # Under DDP the ranks must agree to stop, or their gradient all-reduces would not match.
-                if self.target_kl is not None and self.all_reduce(approx_kl).item() > 1.5 * self.target_kl:
+                if (
+                    self.target_kl is not None
+                    and self.ranks.all_reduce(approx_kl).item() > 1.5 * self.target_kl
+                ):
                     continue_training = False
                     if self.verbose >= 1:
                         print(

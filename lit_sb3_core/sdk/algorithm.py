@@ -148,7 +148,7 @@ class RLAlgorithm(
     # Iterations between two metric records (SB3's log_interval: 1 for PPO, 100 for A2C). RLTrainer's
     # log_every_n_steps, counted in iterations, overrides it.
     default_log_interval: ClassVar[int] = 1
-    # Whether RLEnvDataModule(normalize=...) is honoured (the algorithm calls normalize_obs/normalize_rewards).
+    # Whether RLEnvDataModule(normalize=...) is honoured (the algorithm calls self.normalizers.obs/.rewards).
     supports_normalization: ClassVar[bool] = False
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
         spaces.Box,
@@ -435,7 +435,7 @@ class RLAlgorithm(
 
         The default is ``policy.predict_actions(obs, deterministic=True)`` on a copy of the policy in eval
         mode. An algorithm whose policy takes extra inputs (RecurrentPPO's LSTM state, MaskablePPO's masks)
-        or whose ``to_env_actions`` differs returns its own ``PolicyModule``: a module
+        or whose ``prediction.to_env_actions`` differs returns its own ``PolicyModule``: a module
         ``forward(obs, *extra) -> actions | (actions, *extra_outputs)`` with example extra inputs.
         """
         policy = copy.deepcopy(self.require_policy()).cpu().eval()

@@ -238,7 +238,6 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self.episode_num = 0
         self.n_calls = 0
         self._log_episode_mark = 0
-        self.metrics.due = False  # off-policy logging is decided per iteration (training_step)
         self._stop_requested = False  # a step callback returned False
         self.current_learning_rate = 0.0
         self._train_stats = _TrainStats()
@@ -254,6 +253,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
             device=device,
             tensorboard_log=tensorboard_log,
         )
+        self.metrics.due = False  # off-policy logging is decided per iteration (training_step)
         # Hyperparameters stay plain JSON: noise objects become specs, classes import strings. Only the
         # arguments the subclass's constructor takes were saved (a C51 without action noise has none).
         plain = {

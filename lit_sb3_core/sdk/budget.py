@@ -7,21 +7,36 @@ values over the processes of a distributed run (a no-op with one).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
     import torch
 
     from lit_sb3_core.engine.trainer import RLTrainer
-    from lit_sb3_core.sdk.part import AlgorithmPart
 
 __all__ = ["Budget", "Ranks"]
+
+
+class _Run(Protocol):
+    """What the two helpers read and write on the algorithm."""
+
+    num_timesteps: int
+    progress_remaining: float
+
+    @property
+    def total_timesteps(self) -> int: ...
+    @property
+    def world_size(self) -> int: ...
+    @property
+    def trainer(self) -> Any: ...
+    @property
+    def device(self) -> torch.device: ...
 
 
 class Budget:
     """The environment-step budget, as the algorithm's loops see it."""
 
-    def __init__(self, algorithm: AlgorithmPart) -> None:
+    def __init__(self, algorithm: _Run) -> None:
         self.algorithm = algorithm
 
     def update_progress(self) -> None:
@@ -44,7 +59,7 @@ class Budget:
 class Ranks:
     """The processes of a run: reductions every rank takes part in."""
 
-    def __init__(self, algorithm: AlgorithmPart) -> None:
+    def __init__(self, algorithm: _Run) -> None:
         self.algorithm = algorithm
 
     def all_reduce(self, value: torch.Tensor, reduce_op: str = "mean") -> torch.Tensor:

@@ -314,7 +314,7 @@ class PPO(OnPolicyAlgorithm):
                 if self.target_kl is not None and (
                     not bool(stats["apply"])
                     if compiled is not None
-                    else self.all_reduce(approx_kl).item() > 1.5 * self.target_kl
+                    else self.ranks.all_reduce(approx_kl).item() > 1.5 * self.target_kl
                 ):
                     continue_training = False
                     if self.verbose >= 1:

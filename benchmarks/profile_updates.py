@@ -177,7 +177,7 @@ def profile_off_policy(
     def run_steps(n: int) -> None:
         # The optimizers of the finished run are still the trainer's: continue where learn() stopped,
         # inside plain_calls as training_step runs it.
-        model.set_policy_mode(True)
+        model._set_policy_mode(True)
         with plain_calls(model.policy):
             model.train_on_buffer(n, batch)
 

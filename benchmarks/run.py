@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         quick=args.quick,
         steps=args.steps,
         libraries=args.libraries,
-        jax_python=args.jax_python,
+        jax_python=args.jax_python.absolute(),  # each run starts in a scratch folder: no relative path
         pin=not args.no_pin,
     )
     if args.list:

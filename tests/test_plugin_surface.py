@@ -238,7 +238,7 @@ class Bad(OnPolicyAlgorithm):
 
 
 def helper(model):
-    return model._metrics
+    return model._evaluation
 """
 
 BAD_TEST = """
@@ -268,7 +268,7 @@ def test_a_bad_plugin_fails_the_check() -> None:
         ":12: imports lit_sb3_core.engine.trainer",
         ":13: uses _plain_steps",
         ":14: uses _learn_datamodule",
-        ":18: uses _metrics",
+        ":18: uses _evaluation",
     ]
     for fragment in expected:
         assert any(fragment in line for line in found), (fragment, found)

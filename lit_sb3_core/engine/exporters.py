@@ -68,7 +68,7 @@ class PolicyModule:
     Attributes:
         module: ``forward(obs, *extra_inputs)``, where ``obs`` is a batch of (normalized) observations as the
             policy takes them (a tensor, or a dict of tensors for Dict spaces). It returns the policy's
-            actions, one row per observation, as the algorithm's ``to_env_actions`` expects them, or a
+            actions, one row per observation, as the algorithm's ``prediction.to_env_actions`` expects them, or a
             tuple ``(actions, *extra_outputs)``.
         extra_inputs: name -> example tensor of each extra input, in ``forward``'s order (e.g. LSTM states,
             action masks), with 3 as the batch size.
@@ -98,7 +98,7 @@ class DeterministicPolicy(nn.Module):
 
 
 class EnvActions(nn.Module):
-    """The policy's actions as the environment takes them: ``RLAlgorithm.to_env_actions`` in torch.
+    """The policy's actions as the environment takes them: ``RLAlgorithm.prediction.to_env_actions`` in torch.
 
     Args:
         action_space: the environment's action space.

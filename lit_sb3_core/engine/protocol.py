@@ -7,9 +7,9 @@ against another base class can be trained, evaluated and saved by the engine if 
 
 The conversation, by topic:
 
-* **Identity, spaces, counters** -- what a model file records and a resumed run continues; ``build_for``
-  builds the policy from a datamodule before Lightning starts, ``sync_counters_from_state`` takes the
-  counters back from a ddp_spawn rank.
+* **Identity, spaces, counters** -- what a model file records and a resumed run continues; RLTrainer
+  builds the policy from a datamodule before Lightning starts (``build_policy``,
+  ``configure_normalization``), ``sync_counters_from_state`` takes the counters back from a ddp_spawn rank.
 * **Environment source** -- ``env_source``: what ``learn`` trains on and what ``RLTrainer.validate/test``
   falls back to when given no environment (an id, Env, factory, VectorEnv or RLEnvDataModule).
 * **Evaluation** -- before a validation or test loop RLTrainer sets ``evaluation_options``; the algorithm's
@@ -86,10 +86,6 @@ class RLModel(Protocol):
 
     def require_policy(self) -> Any:
         """The policy, or a clear error when it is not built yet."""
-        ...
-
-    def build_for(self, datamodule: Any) -> None:
-        """Build the policy (and normalizers) from a datamodule's training env, if not built yet."""
         ...
 
     def sync_counters_from_state(self) -> None:

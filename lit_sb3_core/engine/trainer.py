@@ -25,7 +25,7 @@ from lightning.pytorch.profilers import Profiler
 from lightning.pytorch.strategies import Strategy
 
 from lit_sb3_core.engine.checkpoint_io import AtomicCheckpointIO, read_checkpoint
-from lit_sb3_core.engine.datamodule import RLEnvDataModule, Stage
+from lit_sb3_core.engine.datamodule import RLEnvDataModule, Stage, probe_spaces
 from lit_sb3_core.engine.faults import BudgetSpentAtStart, InterruptCheckpoint, diagnose_non_finite
 from lit_sb3_core.engine.lightning_internals import set_validation_interval
 from lit_sb3_core.engine.progress import RLProgressBar
@@ -87,6 +87,14 @@ def _expected_warnings_hidden() -> Iterator[None]:
         for message in _EXPECTED_WARNINGS:
             warnings.filterwarnings("ignore", message=message)
         yield
+
+
+def _build_for(model: RLModel, datamodule: RLEnvDataModule) -> None:
+    """Build the policy (and normalizers) from a datamodule's training env spaces, if not built yet."""
+    if model.policy is None and datamodule.source("fit") is not None:
+        model.build_policy(*probe_spaces(datamodule))
+    if model.policy is not None:
+        model.configure_normalization(datamodule.normalize)
 
 
 class RLTrainer(L.Trainer):
@@ -330,10 +338,10 @@ class RLTrainer(L.Trainer):
         _reject_dataloaders("fit", train_dataloaders=train_dataloaders, val_dataloaders=val_dataloaders)
         datamodule = self._resolve_datamodule(model, datamodule, "fit")
         self._schedule_validation(model, datamodule)
-        if hasattr(model, "build_for"):
+        if hasattr(model, "build_policy"):
             # Build in this process, before any launcher starts workers: ddp_spawn hands the trained
             # state dict back to this very model, which must then have the same modules.
-            cast(RLModel, model).build_for(datamodule)
+            _build_for(cast(RLModel, model), datamodule)
         if ckpt_path == "last":
             ckpt_path = self._find_last_checkpoint() or ckpt_path
         try:

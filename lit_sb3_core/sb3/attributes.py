@@ -100,7 +100,7 @@ class SB3Attributes:
         """Forget the recent ``is_success`` values (a new run, ``learn(reset_num_timesteps=True)``, as SB3)."""
         object.__setattr__(self, "_success_window", None)
 
-    def record_episode_ends(self, infos: dict[str, Any]) -> None:
+    def _record_episode_ends(self, infos: dict[str, Any]) -> None:
         """Collect ``is_success`` from the final infos of episodes that just ended (the loops call it when
         ``"final_info" in infos``, which gymnasium sets only on such steps)."""
         final = infos.get("final_info")

@@ -422,7 +422,7 @@ class EvalCallback(EventCallback):
         stats = torch.tensor(
             [np.mean(rewards), np.std(rewards), np.mean(lengths), np.std(lengths)], dtype=torch.float64
         )
-        mean_reward, std_reward, mean_length, std_length = self.model.all_reduce(stats, "mean").tolist()
+        mean_reward, std_reward, mean_length, std_length = self.model.ranks.all_reduce(stats, "mean").tolist()
         self.last_mean_reward = mean_reward
         if self.verbose >= 1 and _is_global_zero(self.trainer):
             print(

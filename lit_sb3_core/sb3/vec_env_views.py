@@ -303,7 +303,8 @@ class GymnasiumVecEnv(VecEnv):
         return observations
 
     def step_async(self, actions: np.ndarray) -> None:
-        if isinstance(actions, (np.ndarray, list)) and np.ndim(actions) > 0 and len(actions) > self.num_envs:
+        rows = isinstance(actions, list) or (isinstance(actions, np.ndarray) and actions.ndim > 0)
+        if rows and len(actions) > self.num_envs:
             # SB3's VecEnvs step env i with actions[i] and ignore the rows beyond; so does this view.
             if not self._warned_extra_actions:
                 self._warned_extra_actions = True

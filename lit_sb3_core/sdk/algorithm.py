@@ -17,19 +17,23 @@ How a run maps onto Lightning (read this before writing an algorithm):
 A subclass sets ``algo_name`` (its registry name), ``policy_aliases`` and the supported spaces, and
 implements ``training_step`` (or, for on-policy methods, ``train_on_rollout``).
 
-This module holds what makes an algorithm (its spaces, policy, environments, counters and budget); the
-other concerns have a module each, next to this one: bases of the class where plugins override or call
-them, helpers the algorithm holds (with thin delegates where users call them) otherwise:
+This module holds what makes an algorithm (its spaces, policy, environments and counters); the other
+concerns have a module each, next to this one: helpers the algorithm holds (``self.metrics``,
+``self.budget``, ...; with thin delegates where SB3's users call them), or bases of the class where
+Lightning or SB3's users reach the methods on the model itself:
 
 ========================  =============================================================================
-``prediction.py``         ``predict`` and the observation/action conversions around it
+``prediction.py``         ``predict`` and the observation/action conversions around it (``self.prediction``)
+``budget.py``             the step budget and progress (``self.budget``), reductions over ranks (``self.ranks``)
+``normalizers.py``        observation/reward normalization as the loops apply it (``self.normalizers``)
 ``optimization.py``       optimizers and ``optimizer_step`` through Lightning's public API
 ``fast_path.py``          the speed-only shortcuts (plain attributes, recorded train/eval flags, direct steps)
-``metric_logging.py``     the metric records behind ``log_iteration``, ``should_log``, ``last_metrics`` (a helper)
+``metric_logging.py``     the metric records: ``self.metrics.log_iteration``, ``should_log``, ``last_metrics``
 ``sb3/model_logger.py``   SB3's ``logger`` behind ``logger``, ``set_logger``, ``dump_logs`` (a helper)
 ``evaluation_step.py``    the evaluation episodes behind ``validation_step``/``test_step`` (a helper)
 ``sb3_glue.py``           SB3's ``learn``, ``get_env``/``set_env``, parameters, ``save``/``load``
 ``checkpoint_state.py``   what Lightning checkpoints carry besides the weights (functions the hooks call)
+``moved_names.py``        the old spellings of the methods that moved onto the helpers (until 0.4)
 ========================  =============================================================================
 """
 
@@ -66,10 +70,13 @@ from lit_sb3_core.sb3.callbacks import RLCallback
 from lit_sb3_core.sb3.file_hooks import SB3FileHooks
 from lit_sb3_core.sb3.logger import Logger
 from lit_sb3_core.sb3.model_logger import ModelLogger
+from lit_sb3_core.sdk.budget import Budget, Ranks
 from lit_sb3_core.sdk.checkpoint_state import read_checkpoint_state, write_checkpoint_state
 from lit_sb3_core.sdk.evaluation_step import Evaluation
 from lit_sb3_core.sdk.fast_path import FastPath
 from lit_sb3_core.sdk.metric_logging import MetricRecords
+from lit_sb3_core.sdk.moved_names import MovedName, warn_on_moved_overrides
+from lit_sb3_core.sdk.normalizers import Normalizers
 from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, make_optimizer
 from lit_sb3_core.sdk.prediction import Prediction
 from lit_sb3_core.sdk.sb3_glue import SB3Glue
@@ -98,7 +105,6 @@ def _jsonable_policy_kwargs(policy_kwargs: dict[str, Any] | None) -> dict[str, A
 class RLAlgorithm(
     FastPath,
     Optimization,
-    Prediction,
     SB3Glue,
     SB3FileHooks,
     SB3Attributes,
@@ -142,7 +148,7 @@ class RLAlgorithm(
     # Iterations between two metric records (SB3's log_interval: 1 for PPO, 100 for A2C). RLTrainer's
     # log_every_n_steps, counted in iterations, overrides it.
     default_log_interval: ClassVar[int] = 1
-    # Whether RLEnvDataModule(normalize=...) is honoured (the algorithm calls normalize_obs/normalize_rewards).
+    # Whether RLEnvDataModule(normalize=...) is honoured (the algorithm calls self.normalizers.obs/.rewards).
     supports_normalization: ClassVar[bool] = False
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
         spaces.Box,
@@ -158,6 +164,22 @@ class RLAlgorithm(
         spaces.Dict,
     )
 
+    # The old spellings of the methods that moved onto the helpers (removed in 0.4; see moved_names.py).
+    log_iteration = MovedName("metrics.log_iteration")
+    should_log = MovedName("metrics.should_log")
+    update_progress = MovedName("budget.update_progress")
+    budget_reached = MovedName("budget.reached")
+    stop_if_budget_reached = MovedName("budget.stop_if_reached")
+    all_reduce = MovedName("ranks.all_reduce")
+    normalize_obs = MovedName("normalizers.obs")
+    normalize_rewards = MovedName("normalizers.rewards")
+    batch_observation = MovedName("prediction.batch_observation")
+    unbatch_actions = MovedName("prediction.unbatch_actions")
+    to_env_actions = MovedName("prediction.to_env_actions")
+    step_locals = MovedName("step_callbacks.locals", takes_algorithm=True)
+    record_episode_ends = MovedName("_record_episode_ends")
+    set_policy_mode = MovedName("_set_policy_mode")
+
     def __init__(
         self,
         policy: Any = "MlpPolicy",
@@ -171,7 +193,11 @@ class RLAlgorithm(
     ) -> None:
         super().__init__()
         self._sb3_logger = ModelLogger(self)  # helpers the algorithm holds (see the module's docstring)
-        self._metrics = MetricRecords(self)
+        self.metrics = MetricRecords(self)
+        self.prediction = Prediction(self)
+        self.budget = Budget(self)
+        self.ranks = Ranks(self)
+        self.normalizers = Normalizers(self)
         self._evaluation = Evaluation(self)
         self.save_hyperparameters(ignore=["env"])
         _keep_own_arguments(self.hparams, type(self))
@@ -213,6 +239,10 @@ class RLAlgorithm(
             self.build_policy(*probe_spaces(env))
         elif isinstance(policy, str) and policy not in self.policy_aliases and not set(policy) & {":", "."}:
             self.policy_class()  # an unknown alias fails here, as in SB3, not when training starts
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        warn_on_moved_overrides(cls)
 
     # construction ---------------------------------------------------------------------------------
     @property
@@ -358,28 +388,26 @@ class RLAlgorithm(
     def test_step(self, batch: Any, batch_idx: int) -> None:
         self._evaluation.run("test", "test")
 
-    # metrics and SB3's logger (the helpers self._metrics and self._sb3_logger) ---------------------
+    # predict (the helper self.prediction) and metrics and SB3's logger (self.metrics, self._sb3_logger)
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+    ) -> tuple[np.ndarray, Any]:
+        """Actions for one observation or a batch, as numpy; returns ``(actions, state)`` like SB3."""
+        return self.prediction.predict(observation, state, episode_start, deterministic)
+
     @property
     def log_interval(self) -> int:
         """Iterations between metric records: RLTrainer(log_every_n_steps=...) or ``default_log_interval``."""
-        return self._metrics.log_interval
-
-    def should_log(self) -> bool:
-        """Whether this iteration writes metrics: every ``log_interval`` iterations and at the budget."""
-        return self._metrics.should_log()
-
-    def log_iteration(self, metrics: dict[str, float] | None = None) -> None:
-        """Write one iteration's metrics to the loggers, the progress bar and (if verbose) the console.
-
-        Call it every iteration; it records only on ``should_log()`` iterations, so pass metrics that are
-        cheap to build or build them only when ``should_log()`` is true.
-        """
-        self._metrics.log_iteration(metrics)
+        return self.metrics.log_interval
 
     @property
     def last_metrics(self) -> dict[str, float]:
         """The most recent metric record (``rollout/ep_rew_mean``, ``train/loss``, ...), as logged."""
-        return dict(self._metrics.last)
+        return dict(self.metrics.last)
 
     @property
     def logger(self) -> Any:  # SB3's Logger (typed Any: it replaces LightningModule's logger property)
@@ -397,7 +425,7 @@ class RLAlgorithm(
         ``print_them`` also prints them as SB3's table when the logger does not print already.
         Returns whether there was anything to write.
         """
-        return self._sb3_logger.dump_logs(dict(self._metrics.last), self.num_timesteps, print_them)
+        return self._sb3_logger.dump_logs(dict(self.metrics.last), self.num_timesteps, print_them)
 
     # export (the engine writes the graph: lit_sb3_core.engine.exporters) ---------------------------
     def export(self, path: str | Path, format: str = "onnx", opset: int | None = None) -> Path:
@@ -415,7 +443,7 @@ class RLAlgorithm(
 
         The default is ``policy.predict_actions(obs, deterministic=True)`` on a copy of the policy in eval
         mode. An algorithm whose policy takes extra inputs (RecurrentPPO's LSTM state, MaskablePPO's masks)
-        or whose ``to_env_actions`` differs returns its own ``PolicyModule``: a module
+        or whose ``prediction.to_env_actions`` differs returns its own ``PolicyModule``: a module
         ``forward(obs, *extra) -> actions | (actions, *extra_outputs)`` with example extra inputs.
         """
         policy = copy.deepcopy(self.require_policy()).cpu().eval()
@@ -485,13 +513,6 @@ class RLAlgorithm(
         if stage == "fit":
             self.configure_normalization(self.datamodule.normalize)
 
-    def build_for(self, datamodule: RLEnvDataModule) -> None:
-        """Build the policy (and normalizers) from a datamodule's training env spaces, if not built yet."""
-        if self.policy is None and datamodule.source("fit") is not None:
-            self.build_policy(*probe_spaces(datamodule))
-        if self.policy is not None:
-            self.configure_normalization(datamodule.normalize)
-
     def configure_normalization(self, config: dict[str, Any] | None) -> None:
         """Attach observation/reward normalizers for ``config`` (see ``lit_sb3_core.data.normalization``)."""
         if config is None or self.normalization == config:
@@ -518,14 +539,6 @@ class RLAlgorithm(
             self.reward_normalizer = RewardNormalizer(gamma, config["clip_reward"], config["epsilon"])
         self.normalization = dict(config)
 
-    def normalize_obs(self, obs: Any, update: bool = False) -> Any:
-        """Normalized observations (raw ones without observation normalization); ``update`` learns stats."""
-        return obs if self.obs_normalizer is None else self.obs_normalizer.normalize(obs, update)
-
-    def normalize_rewards(self, rewards: np.ndarray, dones: np.ndarray) -> np.ndarray:
-        """Rewards scaled by the running return std (unchanged without reward normalization)."""
-        return rewards if self.reward_normalizer is None else self.reward_normalizer(rewards, dones)
-
     def on_fit_start(self) -> None:
         from lit_sb3_core.engine.trainer import RLTrainer, _destroy_process_group_at_exit
 
@@ -549,7 +562,7 @@ class RLAlgorithm(
         returns, lengths = self._restored_episode_stats
         EpisodeStatistics(self.vector_env, self.stats_window_size).extend(returns, lengths)
         self._restored_episode_stats = ([], [])
-        self._metrics.start_window()
+        self.metrics.start_window()
         if self.pending_optimizer_states:
             for optimizer, state in zip(self.trainer.optimizers, self.pending_optimizer_states):
                 optimizer.load_state_dict(state)
@@ -597,40 +610,6 @@ class RLAlgorithm(
         RLTrainer uses it to turn ``eval_every_n_steps`` into Lightning's ``val_check_interval``.
         """
         return None
-
-    def update_progress(self) -> None:
-        """``progress_remaining`` goes from 1 to 0 over the step budget; schedules read it."""
-        total = max(1, self.total_timesteps)
-        self.progress_remaining = max(0.0, 1.0 - self.num_timesteps / total)
-
-    def budget_reached(self) -> bool:
-        """Whether the step budget is spent: the trainer decides (``RLTrainer.rl_budget_reached_at``)."""
-        return cast("RLTrainer", self.trainer).rl_budget_reached_at(self.num_timesteps)
-
-    def stop_if_budget_reached(self) -> None:
-        if self.budget_reached():
-            self.trainer.should_stop = True
-
-    def step_locals(self, **values: Any) -> dict[str, Any]:
-        """The locals SB3's collection loops give callbacks (``self.locals``), from a loop's variables.
-
-        ``infos`` (gymnasium's dict of arrays, with ``terminated``/``truncated``) become SB3's list of dicts,
-        ``env`` the training env as ``get_env()`` gives it. Build it only when ``step_callbacks`` is true.
-        """
-        terminated, truncated = values.pop("terminated", None), values.pop("truncated", None)
-        infos = values.get("infos")
-        if isinstance(infos, dict) and terminated is not None and truncated is not None:
-            from lit_sb3_core.sb3.vec_env_views import sb3_infos
-
-            values["infos"] = sb3_infos(infos, terminated, truncated)
-        values["env"] = self.get_env()
-        return {"self": self, **values}
-
-    def all_reduce(self, value: torch.Tensor, reduce_op: str = "mean") -> torch.Tensor:
-        """``value`` reduced over all ranks (itself with one process). Every rank must call it."""
-        if self.world_size <= 1:
-            return value
-        return self.trainer.strategy.reduce(value.to(self.device), reduce_op=reduce_op).cpu()
 
 
 def set_random_seed(seed: int) -> None:

@@ -35,8 +35,9 @@ from lit_sb3_core.errors import ConfigurationError
 __all__ = ["CompiledStep", "compile_cache_dir", "use_compile_cache"]
 
 Forward = Callable[..., torch.Tensor]
-# loss(forward, *batch) -> scalar loss; ``forward(x)`` evaluates the trained network with the traced weights.
-LossFunction = Callable[..., torch.Tensor]
+# loss(forward, *batch) -> scalar loss (with has_aux: (loss, aux dict)); ``forward(x)`` evaluates the trained
+# network with the traced weights.
+LossFunction = Callable[..., Any]
 
 
 def compile_cache_dir() -> Path:
@@ -74,6 +75,11 @@ class CompiledStep:
         loss: ``loss(forward, *batch)``, a scalar; ``forward(x)`` is ``network(x)`` with the traced
             weights. Anything else it calls (a target network under ``torch.no_grad``) is compiled in too.
         max_grad_norm: clip the gradients by global norm first (as ``clip_grad_norm_``); None: no clipping.
+        has_aux: ``loss`` returns ``(loss, aux)``, ``aux`` a dict of tensors computed with the weights
+            before the step (metrics: PPO's clip fraction and KL); the step then returns ``(loss, aux)``.
+        gate: with ``has_aux``, the name of a boolean entry of ``aux``: where it is False the step leaves
+            the weights, Adam's state and Lightning's step counter as they were (PPO's ``target_kl``: the
+            minibatch whose KL is too large is not applied).
 
     ``step(optimizer, *batch)`` runs one step and returns the loss (detached). ``optimizer`` is a
     ``torch.optim.Adam``/``AdamW`` over ``network``'s parameters (one param group; no amsgrad, maximize,
@@ -83,14 +89,27 @@ class CompiledStep:
     new one): its settings enter as values, its state and learning rate as tensors.
     """
 
-    def __init__(self, network: nn.Module, loss: LossFunction, max_grad_norm: float | None = None) -> None:
+    def __init__(
+        self,
+        network: nn.Module,
+        loss: LossFunction,
+        max_grad_norm: float | None = None,
+        has_aux: bool = False,
+        gate: str | None = None,
+    ) -> None:
+        if gate is not None and not has_aux:
+            raise ConfigurationError(
+                "CompiledStep: gate names an entry of the loss's aux; pass has_aux=True."
+            )
         self.network = network
         self.loss = loss
         self.max_grad_norm = None if max_grad_norm is None else float(max_grad_norm)
+        self.has_aux = has_aux
+        self.gate = gate
         self.params = list(network.parameters())
         self._checked: torch.optim.Optimizer | None = None
         self._lr: torch.Tensor | None = None
-        self._program: Callable[..., torch.Tensor] | None = None
+        self._program: Callable[..., Any] | None = None
 
     @staticmethod
     def check_optimizer(optimizer: torch.optim.Optimizer, network: nn.Module) -> None:
@@ -134,11 +153,12 @@ class CompiledStep:
         states = [state[p] for p in self.params]
         return [s["step"] for s in states], [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states]
 
-    def _compile(self) -> Callable[..., torch.Tensor]:
+    def _compile(self) -> Callable[..., Any]:
         """The pure step (gradients of the loss, clipping, Adam; params and state written in place),
         compiled. It closes over the network, the loss and plain values only, so no guard depends on
         which optimizer object is passed."""
         network, loss_function, max_grad_norm = self.network, self.loss, self.max_grad_norm
+        has_aux, gate = self.has_aux, self.gate
         names = [name for name, _ in network.named_parameters()]
 
         def step(
@@ -149,17 +169,20 @@ class CompiledStep:
             lr: torch.Tensor,
             settings: tuple[float, float, float, float, bool],
             *batch: Any,
-        ) -> torch.Tensor:
-            beta1, beta2, eps, weight_decay, decoupled = settings
-
-            def loss_of(weights: dict[str, torch.Tensor]) -> torch.Tensor:
-                def forward(*inputs: Any) -> torch.Tensor:
+        ) -> Any:
+            def loss_of(weights: dict[str, torch.Tensor]) -> Any:
+                def forward(*inputs: Any) -> Any:
                     return torch.func.functional_call(network, weights, inputs)
 
                 return loss_function(forward, *batch)
 
-            grads_by_name, loss = torch.func.grad_and_value(loss_of)(dict(zip(names, params)))
+            aux: dict[str, torch.Tensor]
+            grads_by_name, value = torch.func.grad_and_value(loss_of, has_aux=has_aux)(
+                dict(zip(names, params))
+            )
+            loss, aux = value if has_aux else (value, {})
             grads = [grads_by_name[name] for name in names]
+            apply = None if gate is None else aux[gate]
             with torch.no_grad():
                 if max_grad_norm is not None:
                     norms = torch.stack([torch.linalg.vector_norm(g) for g in grads])
@@ -169,24 +192,22 @@ class CompiledStep:
                 for param, grad, count, exp_avg, exp_avg_sq in zip(
                     params, grads, steps, exp_avgs, exp_avg_sqs
                 ):
-                    if weight_decay != 0:
-                        if decoupled:
-                            param.mul_(1 - lr * weight_decay)
-                        else:
-                            grad = grad + weight_decay * param
-                    count.add_(1)
-                    exp_avg.lerp_(grad, 1 - beta1)
-                    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                    bias_correction1 = 1 - beta1**count
-                    bias_correction2_sqrt = torch.sqrt(1 - beta2**count)
-                    denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
-                    param.sub_(lr * exp_avg / (bias_correction1 * denom))
+                    if apply is None:
+                        _adam(param, grad, count, exp_avg, exp_avg_sq, lr, settings)
+                        continue
+                    # Gated: the update on copies, written back only where the step applies.
+                    new = [param.clone(), count.clone(), exp_avg.clone(), exp_avg_sq.clone()]
+                    _adam(new[0], grad, new[1], new[2], new[3], lr, settings)
+                    for old, updated in zip((param, count, exp_avg, exp_avg_sq), new):
+                        old.copy_(torch.where(apply, updated, old))
+            if has_aux:
+                return loss.detach(), {key: item.detach() for key, item in aux.items()}
             return loss.detach()
 
         use_compile_cache()
         return torch.compile(step, fullgraph=True, dynamic=False)
 
-    def __call__(self, optimizer: Any, *batch: Any) -> torch.Tensor:
+    def __call__(self, optimizer: Any, *batch: Any) -> Any:
         wrapped = getattr(optimizer, "optimizer", None)
         raw = wrapped if isinstance(wrapped, torch.optim.Optimizer) else optimizer
         if raw is not self._checked:
@@ -194,11 +215,16 @@ class CompiledStep:
             self._checked = raw
         if wrapped is None or not has_step_counters(optimizer):
             return self._run(raw, batch)
-        loss: list[torch.Tensor] = []
-        count_optimizer_step(optimizer, lambda: loss.append(self._run(raw, batch)))
-        return loss[0]
+        if self.gate is not None:  # counted only when applied (the eager path then skips optimizer.step)
+            result = self._run(raw, batch)
+            if bool(result[1][self.gate]):
+                count_optimizer_step(optimizer, lambda: None)
+            return result
+        out: list[Any] = []
+        count_optimizer_step(optimizer, lambda: out.append(self._run(raw, batch)))
+        return out[0]
 
-    def _run(self, optimizer: torch.optim.Optimizer, batch: tuple[Any, ...]) -> torch.Tensor:
+    def _run(self, optimizer: torch.optim.Optimizer, batch: tuple[Any, ...]) -> Any:
         steps, exp_avgs, exp_avg_sqs = self._states(optimizer)
         group = optimizer.param_groups[0]
         if self._lr is None:
@@ -212,3 +238,28 @@ class CompiledStep:
         for param in self.params:  # the eager path leaves no stale gradient behind either (zero_grad)
             param.grad = None
         return self._program(self.params, steps, exp_avgs, exp_avg_sqs, self._lr, settings, *batch)
+
+
+def _adam(
+    param: torch.Tensor,
+    grad: torch.Tensor,
+    count: torch.Tensor,
+    exp_avg: torch.Tensor,
+    exp_avg_sq: torch.Tensor,
+    lr: torch.Tensor,
+    settings: tuple[float, float, float, float, bool],
+) -> None:
+    """One Adam/AdamW update of one parameter, in place, as ``torch.optim.Adam``'s single-tensor path."""
+    beta1, beta2, eps, weight_decay, decoupled = settings
+    if weight_decay != 0:
+        if decoupled:
+            param.mul_(1 - lr * weight_decay)
+        else:
+            grad = grad + weight_decay * param
+    count.add_(1)
+    exp_avg.lerp_(grad, 1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    bias_correction1 = 1 - beta1**count
+    bias_correction2_sqrt = torch.sqrt(1 - beta2**count)
+    denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
+    param.sub_(lr * exp_avg / (bias_correction1 * denom))

@@ -60,7 +60,7 @@ class Evaluation:
         )
         # Under DDP each rank evaluates its own episodes; the ranks agree on the averaged result, so that
         # ModelCheckpoint and EarlyStopping take the same decision everywhere.
-        mean_reward, std_reward, mean_length, std_length = algorithm.all_reduce(stats, "mean").tolist()
+        mean_reward, std_reward, mean_length, std_length = algorithm.ranks.all_reduce(stats, "mean").tolist()
         algorithm.last_evaluation = results = {
             f"{prefix}/mean_reward": mean_reward,
             f"{prefix}/std_reward": std_reward,

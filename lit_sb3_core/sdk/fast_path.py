@@ -4,7 +4,7 @@ Everything here exists for speed alone and changes no result; with it switched o
 profiler, DDP or a precision plugin that needs Lightning) the algorithm takes Lightning's public path.
 
 * ``plain_attributes``: values written every environment step skip ``nn.Module.__setattr__``'s checks.
-* ``set_policy_mode``: train/eval flags recorded once at the start of training and replayed, instead of
+* ``_set_policy_mode``: train/eval flags recorded once at the start of training and replayed, instead of
   ``nn.Module.train`` walking every submodule twice an iteration.
 * ``plain_calls``: while no module of the policy has hooks, its forward passes skip ``nn.Module.__call__``.
 * ``plain_calls`` also routes fp32 ``nn.Linear`` layers through oneDNN when that opt-in route is switched on
@@ -88,7 +88,7 @@ class FastPath(Optimization):
         self._training_now = False  # optimizer_step outside fit is plain torch (Optimization._optimizer_step)
         super().on_train_end()
 
-    def set_policy_mode(self, training: bool) -> None:
+    def _set_policy_mode(self, training: bool) -> None:
         """``policy.train(training)``, replayed from flags recorded at the start of training."""
         flags = self._mode_flags.get(training)
         if flags is None:  # outside fit (nothing recorded yet)

@@ -3,8 +3,8 @@
 A record (``rollout/ep_rew_mean``, ``time/fps``, ``train/...``) goes straight to the loggers with the
 number of environment steps on the x-axis; ``self.log`` (about a millisecond a call) is used only for a
 metric that a ModelCheckpoint or EarlyStopping watches. :class:`MetricRecords` is a helper the algorithm
-holds (``RLAlgorithm._metrics``); ``log_iteration``, ``should_log``, ``log_interval`` and ``last_metrics``
-are the algorithm's delegates to it.
+holds (``RLAlgorithm.metrics``): loops call ``self.metrics.log_iteration(...)`` and
+``self.metrics.should_log()``; ``log_interval`` and ``last_metrics`` are the algorithm's views of it.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ class MetricRecords:
     def __init__(self, algorithm: AlgorithmPart) -> None:
         self.algorithm = algorithm
         self.last: dict[str, float] = {}  # the most recent record, as logged
+        # An algorithm with its own rhythm (OffPolicyAlgorithm: every log_interval episodes) sets this each
+        # iteration; None: every log_interval iterations and at the budget.
+        self.due: bool | None = None
 
     _fit_start_time: float  # these four are set by start_window, at fit start
     _fit_start_timesteps: int
@@ -55,11 +58,18 @@ class MetricRecords:
         return max(1, int(chosen if chosen is not None else algorithm.default_log_interval))
 
     def should_log(self) -> bool:
-        """Whether this iteration writes metrics: every ``log_interval`` iterations and at the budget."""
-        return self.algorithm.iterations % self.log_interval == 0 or self.algorithm.budget_reached()
+        """Whether this iteration writes metrics: every ``log_interval`` iterations and at the budget
+        (or what the algorithm set ``due`` to)."""
+        if self.due is not None:
+            return self.due
+        return self.algorithm.iterations % self.log_interval == 0 or self.algorithm.budget.reached()
 
     def log_iteration(self, metrics: dict[str, float] | None = None) -> None:
-        """Write one iteration's metrics on ``should_log()`` iterations (see ``RLAlgorithm.log_iteration``)."""
+        """Write one iteration's metrics to the loggers, the progress bar and (if verbose) the console.
+
+        Call it every iteration; it records only on ``should_log()`` iterations, so pass metrics that are
+        cheap to build or build them only when ``should_log()`` is true.
+        """
         if not self.should_log():
             return
         algorithm = self.algorithm
@@ -96,7 +106,7 @@ class MetricRecords:
         returns = statistics.returns
         lengths = statistics.lengths if returns else []
         totals = torch.tensor([sum(returns), sum(lengths), len(returns)], dtype=torch.float64)
-        totals = self.algorithm.all_reduce(totals, "sum")
+        totals = self.algorithm.ranks.all_reduce(totals, "sum")
         if totals[2] == 0:
             return None
         return float(totals[0] / totals[2]), float(totals[1] / totals[2])

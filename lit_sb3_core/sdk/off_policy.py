@@ -241,7 +241,6 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self.episode_num = 0
         self.n_calls = 0
         self._log_episode_mark = 0
-        self._log_now = False
         self._stop_requested = False  # a step callback returned False
         self.current_learning_rate = 0.0
         self._train_stats = _TrainStats()
@@ -257,6 +256,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
             device=device,
             tensorboard_log=tensorboard_log,
         )
+        self.metrics.due = False  # off-policy logging is decided per iteration (training_step)
         # Hyperparameters stay plain JSON: noise objects become specs, classes import strings. Only the
         # arguments the subclass's constructor takes were saved (a C51 without action noise has none).
         plain = {
@@ -411,7 +411,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         # Without hooks on the policy, networks that support it skip nn.Module.__call__'s hook dispatch.
         with plain_calls(self.policy):
             for _ in range(self._chunks_per_batch):
-                if self.budget_reached():
+                if self.budget.reached():
                     break
                 steps = self.collect_chunk()
                 if self._stop_requested:  # a step callback asked to stop: no update after that step
@@ -419,14 +419,14 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 if self.num_timesteps > 0 and self.num_timesteps > self.learning_starts:
                     gradient_steps = self.gradient_steps if self.gradient_steps >= 0 else steps
                     if gradient_steps > 0:
-                        self.set_policy_mode(True)
+                        self._set_policy_mode(True)
                         self.train_on_buffer(gradient_steps, self.batch_size)
         self.iterations += 1
-        self._log_now = self._log_due()
-        if self._log_now:
-            self.log_iteration(self.collect_metrics())
+        self.metrics.due = self._log_due()  # this iteration's answer to should_log(), decided here
+        if self.metrics.due:
+            self.metrics.log_iteration(self.collect_metrics())
             self._log_episode_mark = self.episode_num
-        if self.budget_reached() or self._stop_requested:
+        if self.budget.reached() or self._stop_requested:
             self.trainer.should_stop = True
 
     def _log_due(self) -> bool:
@@ -435,13 +435,10 @@ class OffPolicyAlgorithm(RLAlgorithm):
         Writing reduces episode statistics over ranks, so with several processes the decision is shared:
         any rank that is due makes every rank write.
         """
-        due = self.episode_num - self._log_episode_mark >= self.log_interval or self.budget_reached()
+        due = self.episode_num - self._log_episode_mark >= self.log_interval or self.budget.reached()
         if self.world_size > 1:
-            due = bool(self.all_reduce(torch.tensor([float(due)]), "sum").item() > 0)
+            due = bool(self.ranks.all_reduce(torch.tensor([float(due)]), "sum").item() > 0)
         return due
-
-    def should_log(self) -> bool:
-        return self._log_now
 
     def env_steps_per_iteration(self, n_envs: int) -> int | None:
         if self.train_freq[1] == "episode":
@@ -486,7 +483,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 f"{type(self).__name__}.train(gradient_steps={gradient_steps}) samples the replay buffer, which "
                 "is empty: collect transitions first with model.learn(...)."
             )
-        self.set_policy_mode(True)
+        self._set_policy_mode(True)
         self.train_on_buffer(steps, size)
         return self
 
@@ -511,7 +508,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         """Step the environments for one ``train_freq`` chunk; returns the environment steps taken."""
         env, buffer, policy = self.vector_env, self.replay_buffer, self.policy
         assert env is not None and buffer is not None and policy is not None
-        self.set_policy_mode(False)
+        self._set_policy_mode(False)
         frequency, unit = self.train_freq
         by_steps = unit == "step"
         box = isinstance(self.action_space, spaces.Box)
@@ -558,7 +555,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
             self.n_calls += 1
             on_env_step()
             if any_done:
-                self.record_episode_ends(infos)
+                self._record_episode_ends(infos)
                 ended = np.flatnonzero(dones)
                 episodes += len(ended)
                 self.episode_num += len(ended)
@@ -573,7 +570,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
 
     def chunk_step_locals(self, loop: dict[str, Any]) -> dict[str, Any]:
         """SB3's ``self.locals`` for a step callback, from ``collect_chunk``'s local variables."""
-        return self.step_locals(
+        return self.step_callbacks.locals(
+            self,
             env=loop["env"],
             replay_buffer=loop["buffer"],
             train_freq=self.train_freq,

@@ -261,21 +261,21 @@ class OnPolicyAlgorithm(RLAlgorithm):
         # Without hooks on the policy, its forward passes skip nn.Module.__call__'s hook dispatch.
         with plain_calls(self.policy):
             for index in range(self._iterations_per_batch):
-                if index > 0 and self.budget_reached():
+                if index > 0 and self.budget.reached():
                     break
                 if self.collect_rollout() is False:  # a callback asked to stop at a step
                     self.trainer.should_stop = True
                     return
                 self.iterations += 1  # counted before the update, as SB3 does: should_log() answers for it
-                self.update_progress()
+                self.budget.update_progress()
                 metrics = self.train_on_rollout()
-                self.log_iteration(metrics)
-        self.stop_if_budget_reached()
+                self.metrics.log_iteration(metrics)
+        self.budget.stop_if_reached()
 
     def train_on_rollout(self) -> dict[str, float]:
         """All gradient updates of one iteration on ``self.rollout``; returns metrics to log.
 
-        Metrics are written only when ``self.should_log()`` is true; an algorithm whose iterations are tiny
+        Metrics are written only when ``self.metrics.should_log()`` is true; an algorithm whose iterations are tiny
         (A2C) builds them only then.
         """
         raise NotImplementedError
@@ -288,7 +288,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
         """
         env, buffer, policy = self.vector_env, self.rollout, self.policy
         assert env is not None and buffer is not None and policy is not None
-        self.set_policy_mode(False)
+        self._set_policy_mode(False)
         buffer.reset()
         use_sde, sde_sample_freq = self.use_sde, self.sde_sample_freq
         if use_sde:
@@ -310,15 +310,15 @@ class OnPolicyAlgorithm(RLAlgorithm):
                     raise SIGTERMException()
                 if use_sde and sde_sample_freq > 0 and step > 0 and step % sde_sample_freq == 0:
                     policy.reset_noise(env.num_envs)
-                obs_tensor = self.normalize_obs(obs_to_tensor(self.last_obs, device), update=True)
+                obs_tensor = self.normalizers.obs(obs_to_tensor(self.last_obs, device), update=True)
                 actions, values, log_probs = self.rollout_forward(obs_tensor)
-                env_actions = self.to_env_actions(to_numpy(actions))
+                env_actions = self.prediction.to_env_actions(to_numpy(actions))
                 new_obs, env_rewards, terminated, truncated, infos = env.step(env_actions)
                 self.num_timesteps += step_increment
                 dones = np.logical_or(terminated, truncated)
-                rewards = self.normalize_rewards(np.asarray(env_rewards, dtype=np.float32), dones)
+                rewards = self.normalizers.rewards(np.asarray(env_rewards, dtype=np.float32), dones)
                 if "final_info" in infos:  # an episode ended (gymnasium adds the key only then)
-                    self.record_episode_ends(infos)
+                    self._record_episode_ends(infos)
                 truncated_only = np.logical_and(truncated, np.logical_not(terminated))
                 if truncated_only.any():
                     rewards = rewards + self.gamma * self._final_values(infos, truncated_only)
@@ -326,15 +326,15 @@ class OnPolicyAlgorithm(RLAlgorithm):
                 self.last_obs = new_obs
                 self.last_episode_starts = dones
                 if has_callbacks and not callbacks.step(self.rollout_step_locals(locals())):
-                    self.set_policy_mode(True)
+                    self._set_policy_mode(True)
                     return False
         except BaseException:
             # An unfinished rollout is dropped: the step counter goes back to its start, so a checkpoint
             # saved now (on an interrupt) describes the last complete iteration.
             self.num_timesteps = start_timesteps
-            self.set_policy_mode(True)
+            self._set_policy_mode(True)
             raise
-        last_obs = self.normalize_obs(obs_to_tensor(self.last_obs, device))
+        last_obs = self.normalizers.obs(obs_to_tensor(self.last_obs, device))
         buffer.compute_returns_and_advantage(self.rollout_values(last_obs), self.last_episode_starts)
         if has_callbacks:
             callbacks.rollout_end(
@@ -344,12 +344,13 @@ class OnPolicyAlgorithm(RLAlgorithm):
                     "dones": self.last_episode_starts,
                 }
             )
-        self.set_policy_mode(True)
+        self._set_policy_mode(True)
         return True
 
     def rollout_step_locals(self, loop: dict[str, Any]) -> dict[str, Any]:
         """SB3's ``self.locals`` for a step callback, from ``collect_rollout``'s local variables."""
-        return self.step_locals(
+        return self.step_callbacks.locals(
+            self,
             env=loop["env"],
             rollout_buffer=self.rollout_buffer,
             n_rollout_steps=self.n_steps,
@@ -390,6 +391,6 @@ class OnPolicyAlgorithm(RLAlgorithm):
         else:
             batch = np.stack([final_obs[i] for i in indices])
         values = np.zeros(mask.shape, dtype=np.float32)
-        final = self.normalize_obs(obs_to_tensor(batch, self.device))
+        final = self.normalizers.obs(obs_to_tensor(batch, self.device))
         values[indices] = to_numpy(self.rollout_values(final, indices))
         return values

@@ -1,8 +1,12 @@
-"""SB3's ``predict`` and the conversions around it: observations in, actions as the env takes them out."""
+"""SB3's ``predict`` and the conversions around it: observations in, actions as the env takes them out.
+
+:class:`Prediction` is a helper RLAlgorithm holds (``self.prediction``); ``RLAlgorithm.predict`` delegates
+to it, and an algorithm that overrides ``predict`` (RecurrentPPO, MaskablePPO) calls its conversions.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -15,13 +19,18 @@ from lit_sb3_core.foundation.spaces import (
     obs_to_tensor,
     to_numpy,
 )
-from lit_sb3_core.sdk.part import AlgorithmPart
+
+if TYPE_CHECKING:
+    from lit_sb3_core.sdk.part import AlgorithmPart
 
 __all__ = ["Prediction"]
 
 
-class Prediction(AlgorithmPart):
-    """RLAlgorithm's ``predict`` (a part of RLAlgorithm)."""
+class Prediction:
+    """``predict`` for one algorithm, and the observation/action conversions around its policy."""
+
+    def __init__(self, algorithm: AlgorithmPart) -> None:
+        self.algorithm = algorithm
 
     def predict(
         self,
@@ -31,13 +40,14 @@ class Prediction(AlgorithmPart):
         deterministic: bool = False,
     ) -> tuple[np.ndarray, Any]:
         """Actions for one observation or a batch, as numpy; returns ``(actions, state)`` like SB3."""
-        policy: Any = self.require_policy()  # an SDK policy: predict_actions(obs, deterministic)
+        algorithm = self.algorithm
+        policy: Any = algorithm.require_policy()  # an SDK policy: predict_actions(obs, deterministic)
         obs, single = self.batch_observation(observation)
         was_training = policy.training
         policy.train(False)
         try:
             with torch.no_grad():
-                obs_tensor = self.normalize_obs(obs_to_tensor(obs, self.device))
+                obs_tensor = algorithm.normalizers.obs(obs_to_tensor(obs, algorithm.device))
                 actions = policy.predict_actions(obs_tensor, deterministic)
         finally:
             policy.train(was_training)
@@ -45,7 +55,7 @@ class Prediction(AlgorithmPart):
 
     def batch_observation(self, observation: Any) -> tuple[Any, bool]:
         """Add a batch axis to a single observation; reject shapes that fit neither form."""
-        space = self.observation_space
+        space = self.algorithm.observation_space
         assert space is not None
         if isinstance(observation, tuple) and len(observation) == 2 and isinstance(observation[1], dict):
             raise ValueError(
@@ -83,13 +93,14 @@ class Prediction(AlgorithmPart):
 
     def to_env_actions(self, array: np.ndarray) -> np.ndarray:
         """Policy outputs (a batch) as the env takes them: shaped, bounded, offset by the space's start."""
-        space = self.action_space
+        algorithm = self.algorithm
+        space = algorithm.action_space
         if isinstance(space, spaces.Discrete):
             array = array.reshape(-1).astype(np.int64)
             return array + int(space.start) if space.start else array
         if isinstance(space, spaces.Box):
             array = array.reshape((-1, *space.shape))
-            policy: Any = self.policy
+            policy: Any = algorithm.policy
             if getattr(policy, "squash_output", False):  # gSDE's tanh-squashed actions are in [-1, 1]
                 array = policy.unscale_action(array)
             array = np.clip(array, space.low, space.high)
@@ -106,7 +117,7 @@ def _channel_last(obs: np.ndarray, space: spaces.Space) -> np.ndarray:
     shape = getattr(space, "shape", None)
     if not shape or len(shape) != 3 or obs.ndim < 3 or obs.shape == shape or obs.shape[1:] == shape:
         return obs
-    if not is_image_space(space) or is_image_space_channels_first(space):  # type: ignore[arg-type]
+    if not isinstance(space, spaces.Box) or not is_image_space(space) or is_image_space_channels_first(space):
         return obs
     moved = np.moveaxis(obs, -3, -1)
     return moved if moved.shape == shape or moved.shape[1:] == shape else obs

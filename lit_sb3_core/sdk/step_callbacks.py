@@ -8,9 +8,9 @@ every ``env.step`` with the loop's local variables (``self.locals``), around eve
 training starts) and is what the loops call.
 
 It costs nothing when empty: a loop tests ``if callbacks:`` once per step and builds the locals only when
-there is someone to give them to (``RLAlgorithm.step_locals`` turns gymnasium's infos into SB3's list with
-``lit_sb3_core.sb3.vec_env_views.sb3_infos``). An algorithm with its own loop calls the same three
-methods (see ARS).
+there is someone to give them to (``locals`` turns gymnasium's infos into SB3's list with
+``lit_sb3_core.sb3.vec_env_views.sb3_infos``). An algorithm with its own loop calls the same methods
+(see ARS).
 """
 
 from __future__ import annotations
@@ -38,6 +38,22 @@ class StepCallbacks:
 
     def __len__(self) -> int:
         return len(self.callbacks)
+
+    @staticmethod
+    def locals(algorithm: Any, **values: Any) -> dict[str, Any]:
+        """The locals SB3's collection loops give callbacks (``self.locals``), from a loop's variables.
+
+        ``infos`` (gymnasium's dict of arrays, with ``terminated``/``truncated``) become SB3's list of dicts,
+        ``env`` the training env as ``algorithm.get_env()`` gives it. Build it only when there are callbacks.
+        """
+        terminated, truncated = values.pop("terminated", None), values.pop("truncated", None)
+        infos = values.get("infos")
+        if isinstance(infos, dict) and terminated is not None and truncated is not None:
+            from lit_sb3_core.sb3.vec_env_views import sb3_infos
+
+            values["infos"] = sb3_infos(infos, terminated, truncated)
+        values["env"] = algorithm.get_env()
+        return {"self": algorithm, **values}
 
     def rollout_start(self) -> None:
         for callback in self.callbacks:

@@ -211,7 +211,7 @@ class AlgorithmConformance(PluginConformance):
         assert steps >= budget, (
             f"{label}: training for {budget} steps stopped at num_timesteps={steps}: count every env step "
             "in num_timesteps (n_envs per vector step, times world_size) and stop only once it reaches "
-            "the budget (self.stop_if_budget_reached())."
+            "the budget (self.budget.stop_if_reached())."
         )
         unit = self.collection_unit(model)
         if unit is not None:
@@ -220,7 +220,7 @@ class AlgorithmConformance(PluginConformance):
                 f"the budget, more than one collection unit ({unit} env steps). Check the budget before "
                 "every unit of collection: OnPolicyAlgorithm and OffPolicyAlgorithm do it in their "
                 "training_step; a training_step of your own that loops over several units must stop once "
-                "self.num_timesteps >= self.total_timesteps (and call self.stop_if_budget_reached())."
+                "self.num_timesteps >= self.total_timesteps (and call self.budget.stop_if_reached())."
             )
 
     def rebuild(self, hparams: dict[str, Any], source: str, env: Any = None) -> Any:

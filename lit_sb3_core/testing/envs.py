@@ -73,7 +73,7 @@ class SpaceTestEnv(gym.Env):
             raise ValueError(
                 f"SpaceTestEnv got the action {action!r} (dtype {getattr(action, 'dtype', type(action))}), which "
                 f"is not in its action space {self.action_space}: the algorithm must send actions of the "
-                "space's shape, dtype and range (RLAlgorithm.to_env_actions converts policy outputs)."
+                "space's shape, dtype and range (RLAlgorithm.prediction.to_env_actions converts policy outputs)."
             )
         self._t += 1
         first = float(np.asarray(action, dtype=np.float64).reshape(-1)[0])

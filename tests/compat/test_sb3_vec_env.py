@@ -241,7 +241,7 @@ def test_off_policy_training_on_vec_normalize_updates_its_statistics() -> None:
     # The statistics exist once, in the wrapper: the model normalizes nothing itself (no double normalization).
     assert model.normalization is None and model.obs_normalizer is None
     sample = np.ones((1, 3), dtype=np.float32)
-    assert model.normalize_obs(sample) is sample
+    assert model.normalizers.obs(sample) is sample
     from lit_sb3 import RLEnvDataModule
     from lit_sb3_core.errors import ConfigurationError
 

@@ -28,7 +28,7 @@ def test_the_trainer_decides_where_on_policy_training_stops() -> None:
     trainer = _trainer(HalfBudgetTrainer, 512)
     trainer.fit(model, datamodule=RLEnvDataModule(train_env="CartPole-v1", n_envs=2))
     # rollouts of 64 steps: the trainer says "spent" at 256 of 512
-    assert model.num_timesteps == 256 and trainer.rl_budget_reached and model.budget_reached()
+    assert model.num_timesteps == 256 and trainer.rl_budget_reached and model.budget.reached()
 
 
 def test_the_trainer_decides_where_off_policy_training_stops() -> None:

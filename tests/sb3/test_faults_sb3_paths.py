@@ -546,7 +546,7 @@ VEC_NORMALIZE_CASES: list[tuple[str, Any, str]] = [
      r"statistics of shape \(1000000,\) .* for obs, the env needs \(4,\).*env they were gathered on"),
     ("missing-statistics", lambda a: a.pop("obs/var"), r"has no statistics 'obs/var'"),
     ("keys-of-another-env", _settings(norm_obs_keys=["pixels"]),
-     r"the statistics do not fit this env \(norm_obs_keys applies to Dict observation spaces only\)"),
+     r"the statistics do not fit this env \(norm_obs_keys is applicable only to Dict observation spaces"),
 ]  # fmt: skip
 
 

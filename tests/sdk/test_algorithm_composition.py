@@ -13,13 +13,16 @@ import lightning as L
 from lit_sb3_core.nets.off_policy_policies import QNetwork
 from lit_sb3_core.nets.torch_layers import FlattenExtractor, ignores_training_mode
 from lit_sb3_core.sdk import OffPolicyAlgorithm, OnPolicyAlgorithm, RLAlgorithm
+from lit_sb3_core.sdk.moved_names import REMOVED_IN, MovedName
 
 SDK = Path(__file__).resolve().parents[2] / "lit_sb3_core" / "sdk"
 
 # The bounds this layout reaches; lower them when a method or a base goes, never raise them. The methods
-# left are SB3's (learn, predict, save, ...) and the SDK names plugins call or override.
-MAX_PUBLIC_METHODS = 45
-MAX_MRO = {RLAlgorithm: 15, OnPolicyAlgorithm: 16, OffPolicyAlgorithm: 16}
+# left are SB3's (learn, predict, save, ...), the engine's protocol (engine/protocol.py) and the hooks
+# plugins override (make_policy, setup_model, extra_state, ...); the rest live on helpers the algorithm
+# holds (self.metrics, self.budget, self.ranks, self.normalizers, self.prediction, self.step_callbacks).
+MAX_PUBLIC_METHODS = 30
+MAX_MRO = {RLAlgorithm: 14, OnPolicyAlgorithm: 15, OffPolicyAlgorithm: 15}
 
 
 def public_methods(cls: type) -> list[str]:
@@ -32,6 +35,8 @@ def public_methods(cls: type) -> list[str]:
             continue
         owner = next(klass for klass in cls.__mro__ if name in vars(klass))
         attribute = vars(owner)[name]
+        if isinstance(attribute, MovedName):  # an old spelling kept for one release (counted below)
+            continue
         if isinstance(attribute, (classmethod, staticmethod)) or inspect.isfunction(attribute):
             found.append(name)
     return found
@@ -40,6 +45,50 @@ def public_methods(cls: type) -> list[str]:
 def test_rl_algorithm_keeps_a_bounded_public_surface() -> None:
     methods = public_methods(RLAlgorithm)
     assert len(methods) <= MAX_PUBLIC_METHODS, f"{len(methods)} public methods: {methods}"
+
+
+def moved_names(cls: type) -> dict[str, MovedName]:
+    return {name: value for name, value in vars(cls).items() if isinstance(value, MovedName)}
+
+
+def test_moved_names_warn_and_reach_the_helper() -> None:
+    import gymnasium as gym
+    import numpy as np
+    import pytest
+
+    from lit_sb3_ppo import PPO
+
+    assert REMOVED_IN == "0.4"  # the release that drops them: remove the table in algorithm.py then
+    model = PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, seed=0)
+    obs = gym.make("CartPole-v1").observation_space.sample()
+    for name, moved in moved_names(RLAlgorithm).items():
+        with pytest.warns(
+            DeprecationWarning, match=rf"RLAlgorithm\.{name} .*removed in 0\.4.*self\.{moved.new}"
+        ):
+            old = getattr(model, name)
+        assert callable(old), name
+    with pytest.warns(DeprecationWarning):
+        assert model.normalize_obs(obs) is obs  # the old spelling still works
+    with pytest.warns(DeprecationWarning):
+        batched, single = model.batch_observation(obs)
+    assert single and batched.shape == (1, 4)
+    with pytest.warns(DeprecationWarning):
+        assert np.array_equal(model.to_env_actions(np.array([1.0])), np.array([1]))
+    with pytest.warns(DeprecationWarning):
+        step_locals = model.step_locals(rewards=np.zeros(1))
+    assert step_locals["self"] is model and "env" in step_locals
+
+
+def test_a_subclass_overriding_a_moved_name_is_told() -> None:
+    import pytest
+
+    with pytest.warns(
+        DeprecationWarning, match=r"Old\.normalize_obs overrides a moved name.*normalizers\.obs"
+    ):
+
+        class Old(RLAlgorithm):
+            def normalize_obs(self, obs: Any, update: bool = False) -> Any:  # type: ignore[override]
+                return obs
 
 
 def test_the_class_hierarchy_stays_short() -> None:

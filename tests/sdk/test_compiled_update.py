@@ -52,6 +52,43 @@ def test_the_cache_folder_is_the_users_and_an_explicit_choice_wins(monkeypatch, 
     assert use_compile_cache() == tmp_path / "inductor"
 
 
+def test_a_gate_needs_the_losss_aux() -> None:
+    with pytest.raises(ConfigurationError, match="has_aux=True"):
+        CompiledStep(_net(), _loss, gate="apply")
+
+
+def _gated_loss(forward, x, y, limit):  # type: ignore[no-untyped-def]
+    value = ((forward(x) - y) ** 2).mean()
+    return value, {"apply": value.detach() < limit, "doubled": 2 * value.detach()}
+
+
+@pytest.mark.slow
+def test_a_gated_step_changes_nothing_when_closed_and_is_adams_when_open(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """PPO's target_kl stop as a gate: closed, the weights and Adam's state stay as they were (its step
+    count too); open, the step is eager Adam's after clipping; the aux comes back either way."""
+    monkeypatch.setenv("LIT_SB3_COMPILE_CACHE", str(tmp_path))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    net, reference = _net(), _net()
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.05)
+    eager = torch.optim.Adam(reference.parameters(), lr=0.05)
+    step = CompiledStep(net, _gated_loss, max_grad_norm=0.5, has_aux=True, gate="apply")
+    x, y = torch.randn(16, 3), torch.randn(16, 2)
+    loss, aux = step(optimizer, x, y, torch.tensor(0.0))
+    assert not bool(aux["apply"]) and float(aux["doubled"]) == pytest.approx(2 * float(loss))
+    for ours, theirs in zip(net.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=0, atol=0)
+    assert all(float(state["step"]) == 0 for state in optimizer.state.values())
+    for _ in range(3):
+        step(optimizer, x, y, torch.tensor(1e9))
+        eager.zero_grad()
+        _loss(reference, x, y).backward()
+        torch.nn.utils.clip_grad_norm_(reference.parameters(), 0.5)
+        eager.step()
+    for ours, theirs in zip(net.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+    assert all(float(state["step"]) == 3 for state in optimizer.state.values())
+
+
 def test_dqn_rejects_a_non_bool_compile() -> None:
     with pytest.raises(ConfigurationError, match="compile"):
         DQN("MlpPolicy", compile="yes")
@@ -73,9 +110,11 @@ def _dqn(compile: bool) -> DQN:
 
 
 @pytest.mark.slow
-def test_a_compiled_dqn_learns_the_weights_the_eager_one_learns() -> None:
+def test_a_compiled_dqn_learns_the_weights_the_eager_one_learns(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Same seed, 800 steps (175 gradient steps, two target updates, a decaying learning rate): the same
     weights and Adam state within float rounding, and Lightning counted every step."""
+    monkeypatch.setenv("LIT_SB3_COMPILE_CACHE", str(tmp_path))  # inductor's caches: not the user's folder
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     eager, compiled = _dqn(False), _dqn(True)
     eager.learn(800)
     compiled.learn(800)

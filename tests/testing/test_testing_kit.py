@@ -117,9 +117,9 @@ class TenIterations(PPO):
         for _ in range(10):  # ten rollouts between budget checks
             self.collect_rollout()
             self.iterations += 1
-            self.update_progress()
-            self.log_iteration(self.train_on_rollout())
-        self.stop_if_budget_reached()
+            self.budget.update_progress()
+            self.metrics.log_iteration(self.train_on_rollout())
+        self.budget.stop_if_reached()
 
 
 class CollectsAhead(DQN):

@@ -170,7 +170,7 @@ class A2C(OnPolicyAlgorithm):
         loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
         self.optimizer_step(optimizer, loss, self.max_grad_norm)
         self.n_updates += 1
-        if not self.should_log():
+        if not self.metrics.should_log():
             return {}  # A2C logs every 100 iterations by default: skip the .item() syncs in between
 
         metrics = {

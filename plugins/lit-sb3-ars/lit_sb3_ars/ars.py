@@ -228,7 +228,7 @@ class ARS(RLAlgorithm):
         """One ARS iteration: perturb, evaluate ``2 * n_delta`` candidates, step the weights."""
         policy = self.require_policy()
         assert isinstance(policy, ARSPolicy)
-        self.update_progress()
+        self.budget.update_progress()
         delta_std = self.delta_std_schedule(self.progress_remaining)
         learning_rate = self.lr_schedule(self.progress_remaining)
 
@@ -260,8 +260,8 @@ class ARS(RLAlgorithm):
         }
         self.n_updates += 1
         self.iterations += 1
-        self.log_iteration(metrics)
-        self.stop_if_budget_reached()
+        self.metrics.log_iteration(metrics)
+        self.budget.stop_if_reached()
         if self._stopped_by_callback:  # a step callback returned False: stop after this iteration's update
             self.trainer.should_stop = True
 
@@ -279,8 +279,8 @@ class ARS(RLAlgorithm):
             local, local_moments = self.evaluate_candidates(candidates[mine])
             scores = torch.zeros(len(candidates), dtype=torch.float32)
             scores[mine] = local
-            scores = self.all_reduce(scores, "sum")
-            moments = self.all_reduce(local_moments, "sum")
+            scores = self.ranks.all_reduce(scores, "sum")
+            moments = self.ranks.all_reduce(local_moments, "sum")
         steps, return_sum, length_sum, episodes = moments[:4].tolist()
         self.num_timesteps += int(steps)
         # sb3-contrib reports the episodes of this iteration only.
@@ -372,7 +372,9 @@ class ARS(RLAlgorithm):
                 self.num_timesteps = start_timesteps + steps * step_increment
                 step_locals = {"new_obs": obs, "rewards": rewards, "dones": dones, "infos": infos}
                 keep = callbacks.step(
-                    self.step_locals(**step_locals, terminated=terminated, truncated=truncated)
+                    self.step_callbacks.locals(
+                        self, **step_locals, terminated=terminated, truncated=truncated
+                    )
                 )
                 self._stopped_by_callback = self._stopped_by_callback or not keep
         if has_callbacks:

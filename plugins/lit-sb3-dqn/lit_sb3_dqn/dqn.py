@@ -216,7 +216,7 @@ class DQN(OffPolicyAlgorithm):
         """Greedy actions, or (``deterministic=False``) epsilon-greedy at the current exploration rate."""
         if not deterministic and np.random.rand() < self.exploration_rate:
             assert self.action_space is not None
-            _, single = self.batch_observation(observation)
+            _, single = self.prediction.batch_observation(observation)
             if single:
                 return np.asarray(self.action_space.sample()), state
             first = next(iter(observation.values())) if isinstance(observation, dict) else observation

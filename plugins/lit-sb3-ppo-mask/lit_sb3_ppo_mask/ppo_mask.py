@@ -243,17 +243,17 @@ class MaskablePPO(PPO):
         if action_masks is None:
             return super().predict(observation, state, episode_start, deterministic)
         policy = self.require_policy()
-        obs, single = self.batch_observation(observation)
+        obs, single = self.prediction.batch_observation(observation)
         masks = torch.as_tensor(np.asarray(action_masks, dtype=bool), device=self.device)
         was_training = policy.training
         policy.train(False)
         try:
             with torch.no_grad():
-                obs_tensor = self.normalize_obs(obs_to_tensor(obs, self.device))
+                obs_tensor = self.normalizers.obs(obs_to_tensor(obs, self.device))
                 actions = policy.predict_actions(obs_tensor, deterministic, action_masks=masks)
         finally:
             policy.train(was_training)
-        return self.unbatch_actions(actions, single), state
+        return self.prediction.unbatch_actions(actions, single), state
 
     def export_policy_module(self) -> PolicyModule:
         """The exported graph takes the action masks as its second input, ``action_masks``: one boolean per

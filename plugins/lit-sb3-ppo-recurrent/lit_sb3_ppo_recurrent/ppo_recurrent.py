@@ -269,7 +269,7 @@ class RecurrentPPO(PPO):
             ``(actions, (hidden, cell))``: feed the state back with the next observation.
         """
         policy = self.recurrent_policy
-        obs, single = self.batch_observation(observation)
+        obs, single = self.prediction.batch_observation(observation)
         n_envs = len(next(iter(obs.values()))) if isinstance(obs, dict) else len(obs)
         lstm_state = self._predict_state(state, n_envs)
         if episode_start is None:
@@ -285,13 +285,13 @@ class RecurrentPPO(PPO):
         policy.train(False)
         try:
             with torch.no_grad():
-                obs_tensor = self.normalize_obs(obs_to_tensor(obs, self.device))
+                obs_tensor = self.normalizers.obs(obs_to_tensor(obs, self.device))
                 actions, (hidden, cell) = policy.predict_actions(
                     obs_tensor, lstm_state, starts, deterministic
                 )
         finally:
             policy.train(was_training)
-        return self.unbatch_actions(actions, single), (hidden.cpu().numpy(), cell.cpu().numpy())
+        return self.prediction.unbatch_actions(actions, single), (hidden.cpu().numpy(), cell.cpu().numpy())
 
     def export_policy_module(self) -> PolicyModule:
         """The exported graph carries the actor's LSTM state: inputs ``lstm_hidden``, ``lstm_cell`` (zeros at

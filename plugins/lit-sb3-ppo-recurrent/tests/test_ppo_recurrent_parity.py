@@ -168,7 +168,9 @@ def test_several_iterations_in_lockstep_with_sb3_contrib(monkeypatch: pytest.Mon
 
     model = RecurrentPPO(**kwargs)
     datamodule = RLEnvDataModule(train_env=factory, n_envs=N_ENVS, seed=LOCKSTEP["seed"])
-    model.build_for(datamodule)
+    probe = factory()
+    model.build_policy(probe.observation_space, probe.action_space)
+    probe.close()
     model.policy.load_state_dict(initial)
     ours: list[Any] = []
     train_on_rollout = model.train_on_rollout

@@ -24,8 +24,10 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
+from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
     ACTOR_CRITIC_ALIASES,
+    CompiledStep,
     ConflictingOptionsError,
     InvalidArgumentError,
     OnPolicyAlgorithm,
@@ -75,6 +77,11 @@ class PPO(OnPolicyAlgorithm):
         verbose: 1 prints metrics each iteration.
         seed: random seed for python, numpy, torch and the environments.
         device: accelerator for ``learn``.
+        compile: run each minibatch update (the policy's evaluation of the minibatch, the clipped loss,
+            gradients, clipping, Adam) as one program compiled with ``torch.compile``
+            (``lit_sb3_core.sdk.CompiledStep``): same learning, within float rounding; the first update of
+            a run compiles (seconds with a warm on-disk cache, a minute or more cold), a truncated last
+            minibatch compiles once more. Adam/AdamW optimizers, one process. Off by default.
     """
 
     algo_name: ClassVar[str] = "ppo"
@@ -110,8 +117,11 @@ class PPO(OnPolicyAlgorithm):
         verbose: int = 0,
         seed: int | None = None,
         device: str = "auto",
+        compile: bool = False,
     ) -> None:
         self.normalize_advantage = check_bool("normalize_advantage", normalize_advantage)
+        self.compile_update = check_bool("compile", compile)
+        self._compiled_step: CompiledStep | None = None
         # Advantages are normalized per minibatch (at least 2 samples); None (RecurrentPPO): the whole rollout.
         self.batch_size = check_int(
             "batch_size", batch_size, minimum=1, allow_none=self.whole_rollout_batches
@@ -199,6 +209,72 @@ class PPO(OnPolicyAlgorithm):
         """
         return self.policy.evaluate_actions(batch.observations, batch.actions)
 
+    def minibatch_loss(
+        self,
+        batch: Any,
+        values: torch.Tensor,
+        log_prob: torch.Tensor,
+        entropy: torch.Tensor | None,
+        clip_range: Any,
+        clip_range_vf: Any,
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The clipped-surrogate loss of one minibatch and its logged terms (detached): the same code
+        for the eager and the compiled update. The clip ranges are floats (eager) or 0-d tensors (compiled);
+        ``clip_range_vf`` None: no value clipping."""
+        advantages = batch.advantages
+        if self.normalize_advantage and len(advantages) > 1:
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+
+        log_ratio = log_prob - batch.old_log_prob
+        ratio = torch.exp(log_ratio)
+        surrogate = torch.min(
+            advantages * ratio, advantages * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
+        )
+        policy_loss = -surrogate.mean()
+
+        if clip_range_vf is not None:
+            values = batch.old_values + torch.clamp(values - batch.old_values, -clip_range_vf, clip_range_vf)
+        value_loss = F.mse_loss(batch.returns, values)
+        entropy_loss = -torch.mean(entropy) if entropy is not None else -torch.mean(-log_prob)
+        loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
+
+        with torch.no_grad():
+            stats = {
+                "policy_loss": policy_loss.detach(),
+                "value_loss": value_loss.detach(),
+                "entropy_loss": entropy_loss.detach(),
+                "clip_fraction": torch.mean((torch.abs(ratio - 1) > clip_range).float()),
+                "approx_kl": torch.mean((ratio - 1) - log_ratio),
+            }
+        return loss, stats
+
+    def compiled_step(self) -> CompiledStep:
+        """The compiled minibatch update (built once, compiled on its first call, kept across ``learn``)."""
+        if self.world_size > 1:
+            raise ConfigurationError(
+                "PPO(compile=True) compiles the single-process update (no gradient all-reduce); train with "
+                "compile=False under DDP."
+            )
+        step = self._compiled_step
+        if step is None or step.network.policy is not self.policy:
+            gate = None if self.target_kl is None else "apply"
+            step = CompiledStep(
+                _Evaluation(self), self._compiled_loss, self.max_grad_norm, has_aux=True, gate=gate
+            )
+            self._compiled_step = step
+        return step
+
+    def _compiled_loss(
+        self, evaluate: Any, batch: Any, clip_range: torch.Tensor, clip_range_vf: torch.Tensor | None
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """``minibatch_loss`` with the traced weights; with ``target_kl``, ``apply`` gates the update as the
+        eager loop's early stop does (a minibatch whose KL is too large is not applied)."""
+        values, log_prob, entropy = evaluate(batch)
+        loss, stats = self.minibatch_loss(batch, values, log_prob, entropy, clip_range, clip_range_vf)
+        if self.target_kl is not None:
+            stats["apply"] = ~(stats["approx_kl"] > 1.5 * self.target_kl)
+        return loss, stats
+
     def train_on_rollout(self) -> dict[str, float]:
         """``n_epochs`` passes of clipped-surrogate minibatch updates over the rollout buffer."""
         buffer, policy = self.rollout, self.policy
@@ -215,47 +291,45 @@ class PPO(OnPolicyAlgorithm):
         clip_fractions: list[torch.Tensor] = []
         approx_kls: list[torch.Tensor] = []
         loss = torch.zeros(())
+        compiled = self.compiled_step() if self.compile_update else None
+        if compiled is not None:  # schedules enter the program as tensors: no recompiling as they change
+            ranges = (
+                torch.tensor(clip_range, device=self.device),
+                None if clip_range_vf is None else torch.tensor(clip_range_vf, device=self.device),
+            )
         continue_training = True
         for _ in range(self.n_epochs):
             approx_kls = []  # SB3 logs the last epoch's KL; the other means cover every epoch
             for batch in self.epoch_minibatches():
-                values, log_prob, entropy = self.evaluate_minibatch(batch)
-                advantages = batch.advantages
-                if self.normalize_advantage and len(advantages) > 1:
-                    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-
-                log_ratio = log_prob - batch.old_log_prob
-                ratio = torch.exp(log_ratio)
-                surrogate = torch.min(
-                    advantages * ratio, advantages * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
-                )
-                policy_loss = -surrogate.mean()
-
-                if clip_range_vf is not None:
-                    values = batch.old_values + torch.clamp(
-                        values - batch.old_values, -clip_range_vf, clip_range_vf
+                if compiled is not None:
+                    loss, stats = compiled(optimizer, batch, *ranges)
+                else:
+                    values, log_prob, entropy = self.evaluate_minibatch(batch)
+                    loss, stats = self.minibatch_loss(
+                        batch, values, log_prob, entropy, clip_range, clip_range_vf
                     )
-                value_loss = F.mse_loss(batch.returns, values)
-                entropy_loss = -torch.mean(entropy) if entropy is not None else -torch.mean(-log_prob)
-                loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
-
-                with torch.no_grad():
-                    approx_kl = torch.mean((ratio - 1) - log_ratio)
-                    pg_losses.append(policy_loss.detach())
-                    value_losses.append(value_loss.detach())
-                    entropy_losses.append(entropy_loss.detach())
-                    clip_fractions.append(torch.mean((torch.abs(ratio - 1) > clip_range).float()))
-                    approx_kls.append(approx_kl)
+                approx_kl = stats["approx_kl"]
+                pg_losses.append(stats["policy_loss"])
+                value_losses.append(stats["value_loss"])
+                entropy_losses.append(stats["entropy_loss"])
+                clip_fractions.append(stats["clip_fraction"])
+                approx_kls.append(approx_kl)
 
                 # Under DDP the ranks must agree to stop, or their gradient all-reduces would not match.
-                if self.target_kl is not None and self.all_reduce(approx_kl).item() > 1.5 * self.target_kl:
+                # The compiled step already skipped the update of this minibatch (its gate).
+                if self.target_kl is not None and (
+                    not bool(stats["apply"])
+                    if compiled is not None
+                    else self.ranks.all_reduce(approx_kl).item() > 1.5 * self.target_kl
+                ):
                     continue_training = False
                     if self.verbose >= 1:
                         print(
                             f"Early stopping at step {self.n_updates} due to reaching max kl: {approx_kl:.2f}"
                         )
                     break
-                self.optimizer_step(optimizer, loss, self.max_grad_norm)
+                if compiled is None:
+                    self.optimizer_step(optimizer, loss, self.max_grad_norm)
             self.n_updates += 1
             if not continue_training:
                 break
@@ -278,3 +352,16 @@ class PPO(OnPolicyAlgorithm):
         if clip_range_vf is not None:
             metrics["train/clip_range_vf"] = clip_range_vf
         return metrics
+
+
+class _Evaluation(torch.nn.Module):
+    """``algorithm.evaluate_minibatch`` as a module whose only parameters are the policy's: the compiled
+    step evaluates it with its traced weights (``torch.func.functional_call``)."""
+
+    def __init__(self, algorithm: PPO) -> None:
+        super().__init__()
+        self.policy = algorithm.policy
+        self._evaluate = algorithm.evaluate_minibatch
+
+    def forward(self, batch: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        return self._evaluate(batch)

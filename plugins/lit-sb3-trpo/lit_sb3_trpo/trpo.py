@@ -37,7 +37,6 @@ from lit_sb3_core.sdk import (
     OnPolicyAlgorithm,
     RolloutBatch,
     Schedule,
-    check_at_most,
     check_bool,
     check_number,
     check_positive_int,
@@ -164,6 +163,8 @@ class TRPO(OnPolicyAlgorithm):
             device=device,
             tensorboard_log=tensorboard_log,
         )
+        if self.env_source is not None:  # SB3 warns about the critic's minibatches at construction
+            self.validate_rollout_size(self.n_steps * self._source_n_envs())
 
     def validate_rollout_size(self, rollout_size: int) -> None:
         policy_samples = -(-rollout_size // self.sub_sampling_factor)
@@ -173,15 +174,15 @@ class TRPO(OnPolicyAlgorithm):
                 f"n_envs, sub_sampling_factor={self.sub_sampling_factor}); advantage normalization needs at "
                 "least 2. Increase n_steps or n_envs, or lower sub_sampling_factor."
             )
-        processes = self.world_size
-        total, name = rollout_size * processes, "n_steps * n_envs" + (" * processes" if processes > 1 else "")
-        check_at_most(
-            "batch_size",
-            self.batch_size,
-            name,
-            total,
-            f"The critic's minibatches are part of one rollout: lower batch_size to {total} or less.",
-        )
+        if self.batch_size > rollout_size:  # SB3 accepts it: the critic trains on the whole rollout
+            warnings.warn(
+                f"TRPO: batch_size={self.batch_size} is larger than the rollout ({rollout_size} = n_steps * "
+                "n_envs), so each critic epoch is one minibatch of the whole rollout. Lower batch_size to "
+                f"{rollout_size} or less, or collect more steps per rollout.",
+                UserWarning,
+                stacklevel=2,
+            )
+            return
         remainder = rollout_size % self.batch_size
         if remainder:
             warnings.warn(

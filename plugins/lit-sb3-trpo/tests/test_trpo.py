@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -227,6 +228,22 @@ def test_bad_hyperparameters_are_explained(kwargs: dict[str, Any], message: str)
 def test_batch_size_not_dividing_the_rollout_warns() -> None:
     with pytest.warns(UserWarning, match="batch_size=48"):
         TRPO(env="CartPole-v1", n_steps=64, batch_size=48, n_critic_updates=1).learn(64)
+
+
+def test_rollout_size_is_checked_at_construction_as_in_sb3() -> None:
+    """Given an env, the rollout size is known when the model is built: a one-step rollout with advantage
+    normalization is refused there (an AssertionError too, as sb3-contrib asserts), and a batch larger than
+    the rollout warns and trains the critic on the whole rollout."""
+    with pytest.raises(AssertionError, match="n_steps \\* n_envs must be greater than 1"):
+        TRPO(env="Pendulum-v1", n_steps=1)
+    TRPO(env="Pendulum-v1", n_steps=1, normalize_advantage=False, batch_size=1)
+    with pytest.warns(
+        UserWarning, match=r"batch_size=8 is larger than the rollout \(6 = n_steps \* n_envs\)"
+    ):
+        model = TRPO(env="Pendulum-v1", n_steps=6, batch_size=8, n_critic_updates=2, seed=0)
+    with pytest.warns(UserWarning, match="batch_size=8 is larger than the rollout"):
+        model.learn(12)
+    assert model.num_timesteps == 12 and math.isfinite(model.last_metrics["train/value_loss"])
 
 
 def test_tuned_hyperparameters_construct() -> None:

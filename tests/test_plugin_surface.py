@@ -32,6 +32,9 @@ PACKAGE_IMPORTS = ("lit_sb3_core.sdk", "lit_sb3_core.hookspecs", "lit_sb3_core.e
 # Tests may add the conformance kit (with its submodules) and the user API (the two top-level packages).
 TEST_KIT = "lit_sb3_core.testing"
 TEST_USER_API = ("lit_sb3_core", "lit_sb3")
+# ...and SB3's documented module paths on the facade (``lit_sb3.common.env_util.make_vec_env``): users import
+# them as SB3 lays them out, so a plugin's SB3-compatibility tests may too (public segments only).
+TEST_SB3_MODULES = "lit_sb3.common"
 
 # SB3's documented override points of BaseCallback: RLCallback keeps SB3's names, so that SB3 callbacks
 # port unchanged (docs/sdk.md). Overriding these is the intended use, not a reach into internals.
@@ -162,7 +165,12 @@ def check_source(source: str, relative: str, *, test_code: bool) -> list[Violati
 def _import_allowed(module: str, test_code: bool) -> bool:
     if module in PACKAGE_IMPORTS:
         return True
-    return test_code and (module in TEST_USER_API or module == TEST_KIT or module.startswith(TEST_KIT + "."))
+    if not test_code:
+        return False
+    sb3_module = (module == TEST_SB3_MODULES or module.startswith(TEST_SB3_MODULES + ".")) and not any(
+        part.startswith("_") for part in module.split(".")
+    )
+    return module in TEST_USER_API or module == TEST_KIT or module.startswith(TEST_KIT + ".") or sb3_module
 
 
 def _imported_core_modules(node: ast.AST) -> list[str]:

@@ -139,6 +139,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
             self.hparams["rollout_buffer_class"] = class_to_string(self.rollout_buffer_class)
         if self.env_source is not None:  # refused at construction as in SB3, not at the first learn()
             self.check_rollout_length(self._source_n_envs())
+            if self.validate_rollout_at_construction:
+                self.validate_rollout_size(self.n_steps * self._source_n_envs())
             if self.rollout_buffer_class is not None:
                 self._build_sb3_rollout_buffer(self._source_n_envs())
 
@@ -161,6 +163,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
         )
         self._rollout_buffer_extras = sb3_buffer_extras(probe)
 
+    # True: ``validate_rollout_size`` also runs when the model is built with an env (the rollout size is known
+    # then), for algorithms whose SB3 counterpart warns or asserts in its constructor (sb3-contrib's TRPO).
+    validate_rollout_at_construction: ClassVar[bool] = False
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
     sb3_policy_classes: ClassVar[dict[str, str]] = {
         "ActorCriticPolicy": "MlpPolicy",

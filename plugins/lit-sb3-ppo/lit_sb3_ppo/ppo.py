@@ -361,7 +361,7 @@ class _Evaluation(torch.nn.Module):
     def __init__(self, algorithm: PPO) -> None:
         super().__init__()
         self.policy = algorithm.policy
-        self._evaluate = algorithm.evaluate_minibatch
+        self.evaluate_minibatch = algorithm.evaluate_minibatch
 
     def forward(self, batch: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        return self._evaluate(batch)
+        return self.evaluate_minibatch(batch)

@@ -96,6 +96,7 @@ class TRPO(OnPolicyAlgorithm):
 
     algo_name: ClassVar[str] = "trpo"
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
+    validate_rollout_at_construction: ClassVar[bool] = True  # sb3-contrib checks the rollout size there
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
 
     def __init__(
@@ -163,8 +164,6 @@ class TRPO(OnPolicyAlgorithm):
             device=device,
             tensorboard_log=tensorboard_log,
         )
-        if self.env_source is not None:  # SB3 warns about the critic's minibatches at construction
-            self.validate_rollout_size(self.n_steps * self._source_n_envs())
 
     def validate_rollout_size(self, rollout_size: int) -> None:
         policy_samples = -(-rollout_size // self.sub_sampling_factor)

@@ -45,6 +45,7 @@ __all__ = [
     "ImageSpaceError",
     "InvalidArgumentError",
     "LitSb3Error",
+    "MissingActionMasksError",
     "MissingPluginError",
     "ModelFileError",
     "NestedSpaceError",

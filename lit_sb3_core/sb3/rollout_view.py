@@ -47,10 +47,30 @@ def _write(core: CoreRollout, name: str, value: Any) -> None:
         storage[...] = np.asarray(value).reshape(storage.shape)
 
 
+class _Field:
+    """One field of the core rollout on a view: read as numpy (``_numpy``), assigned into the core (``_write``)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, view: Any, owner: type | None = None) -> Any:
+        return self if view is None else _numpy(getattr(view.core, self.name))
+
+    def __set__(self, view: Any, value: Any) -> None:
+        _write(view.core, self.name, value)
+
+
 class _CoreView:
     """SB3's buffer attributes, read from and assigned into the core rollout ``self.core``."""
 
     core: CoreRollout
+    observations = _Field()
+    rewards = _Field()
+    episode_starts = _Field()
+    values = _Field()
+    log_probs = _Field()
+    advantages = _Field()
+    returns = _Field()
 
     def __init__(self, core: CoreRollout) -> None:  # SB3's constructor is not called: the core owns storage
         self.core = core
@@ -84,68 +104,12 @@ class _CoreView:
         self.core.pos = self.core.n_steps if value else min(self.core.pos, self.core.n_steps - 1)
 
     @property
-    def observations(self) -> Any:
-        return _numpy(self.core.observations)
-
-    @observations.setter
-    def observations(self, value: Any) -> None:
-        _write(self.core, "observations", value)
-
-    @property
     def actions(self) -> np.ndarray:
         return _numpy(self.core.actions).reshape(self.buffer_size, self.n_envs, self.action_dim)
 
     @actions.setter
     def actions(self, value: np.ndarray) -> None:
         _write(self.core, "actions", value)
-
-    @property
-    def rewards(self) -> np.ndarray:
-        return self.core.rewards
-
-    @rewards.setter
-    def rewards(self, value: np.ndarray) -> None:
-        _write(self.core, "rewards", value)
-
-    @property
-    def episode_starts(self) -> np.ndarray:
-        return self.core.episode_starts
-
-    @episode_starts.setter
-    def episode_starts(self, value: np.ndarray) -> None:
-        _write(self.core, "episode_starts", value)
-
-    @property
-    def values(self) -> np.ndarray:
-        return _numpy(self.core.values)
-
-    @values.setter
-    def values(self, value: np.ndarray) -> None:
-        _write(self.core, "values", value)
-
-    @property
-    def log_probs(self) -> np.ndarray:
-        return _numpy(self.core.log_probs)
-
-    @log_probs.setter
-    def log_probs(self, value: np.ndarray) -> None:
-        _write(self.core, "log_probs", value)
-
-    @property
-    def advantages(self) -> np.ndarray:
-        return _numpy(self.core.advantages)
-
-    @advantages.setter
-    def advantages(self, value: np.ndarray) -> None:
-        _write(self.core, "advantages", value)
-
-    @property
-    def returns(self) -> np.ndarray:
-        return _numpy(self.core.returns)
-
-    @returns.setter
-    def returns(self, value: np.ndarray) -> None:
-        _write(self.core, "returns", value)
 
     def reset(self) -> None:
         self.core.reset()

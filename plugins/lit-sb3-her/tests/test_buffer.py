@@ -357,9 +357,10 @@ def test_copy_info_dict_keeps_infos_per_transition_and_refuses_unsaveable_ones(t
     assert [(i["env"], int(i["t"])) for i in infos] == [(int(o[0]), int(o[1])) for o in obs]
     loaded = HerReplayBuffer.load(buffer.save(tmp_path / "infos"))
     assert loaded.copy_info_dict and loaded.infos[4, 1] == {"env": 1, "t": 4}
+    two_envs = {"observation": obs[:2], "achieved_goal": obs[:2], "desired_goal": obs[:2]}
     buffer.add(
-        {"observation": obs[:2], "achieved_goal": obs[:2], "desired_goal": obs[:2]},
-        {"observation": obs[:2], "achieved_goal": obs[:2], "desired_goal": obs[:2]},
+        two_envs,
+        two_envs,
         np.zeros((2, 1), dtype=np.float32),
         np.zeros(2, dtype=np.float32),
         np.zeros(2, dtype=bool),
@@ -369,8 +370,8 @@ def test_copy_info_dict_keeps_infos_per_transition_and_refuses_unsaveable_ones(t
         buffer.save(tmp_path / "bad")
     with pytest.raises(ConfigurationError, match="3 info dicts for n_envs=2"):
         buffer.add(
-            {"observation": obs[:2], "achieved_goal": obs[:2], "desired_goal": obs[:2]},
-            {"observation": obs[:2], "achieved_goal": obs[:2], "desired_goal": obs[:2]},
+            two_envs,
+            two_envs,
             np.zeros((2, 1), dtype=np.float32),
             np.zeros(2, dtype=np.float32),
             np.zeros(2, dtype=bool),

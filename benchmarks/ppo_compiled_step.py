@@ -42,7 +42,7 @@ def build(compiled: bool) -> Any:
 
 def step_alone(eager: Any, compiled: Any, calls: int, rounds: int) -> tuple[float, float]:
     """Median CPU us per minibatch update on the same minibatch, alternating."""
-    batch = next(iter(eager.rollout_buffer.minibatches(eager.batch_size)))
+    batch = next(iter(eager.rollout.minibatches(eager.batch_size)))
     clip = torch.tensor(0.2)
     eager_optimizer = getattr(eager.optimizers(), "optimizer", eager.optimizers())
     compiled_optimizer = getattr(compiled.optimizers(), "optimizer", compiled.optimizers())

@@ -15,6 +15,7 @@ is made); ``get`` casts them to float32 as SB3 does.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -86,6 +87,21 @@ class _CoreView:
             else tuple(observations.shape[2:])
         )
         self.generator_ready = False
+
+    def __getattr__(self, name: str) -> Any:
+        """0.2 algorithms called the core rollout's own methods on ``self.rollout_buffer`` (``minibatches``,
+        ...), which was the core rollout then. They still work, with a ``DeprecationWarning`` naming
+        ``self.rollout``, until 0.4 (CONTRIBUTING's compatibility policy)."""
+        core = vars(self).get("core")
+        if core is None or name.startswith("_") or not hasattr(core, name):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        warnings.warn(
+            f"rollout_buffer.{name} is deprecated and will be removed in 0.4: rollout_buffer is SB3's numpy view "
+            f"of the rollout now; an algorithm reads the tensor rollout as self.rollout (self.rollout.{name}).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(core, name)
 
     @property
     def pos(self) -> int:

@@ -144,3 +144,15 @@ def test_a_rollout_buffer_class_that_changes_storage_or_sampling_is_refused_by_n
         ConfigurationError, match="rollout_buffer_class must be RolloutBuffer or DictRolloutBuffer"
     ):
         PPO("MlpPolicy", "CartPole-v1", rollout_buffer_class=dict)
+
+
+def test_a_02_algorithm_calling_core_rollout_methods_on_rollout_buffer_still_works_with_a_warning() -> None:
+    """0.2's ``self.rollout_buffer`` was the tensor rollout; its methods stay reachable until 0.4."""
+    model = PPO("MlpPolicy", "CartPole-v1", n_steps=8, batch_size=8, n_epochs=1, seed=0, device="cpu")
+    model.learn(8)
+    with pytest.warns(DeprecationWarning, match=r"self\.rollout\.minibatches"):
+        (batch,) = model.rollout_buffer.minibatches(None)
+    (expected,) = model.rollout.minibatches(None)
+    assert torch.equal(batch.returns, expected.returns)
+    with pytest.raises(AttributeError, match="no_such_field"):
+        _ = model.rollout_buffer.no_such_field

@@ -288,6 +288,34 @@ class ReplayBuffer:
             self.full = True
             self.pos = 0
 
+    def extend(
+        self,
+        obs: Any,
+        next_obs: Any,
+        action: np.ndarray,
+        reward: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray | Sequence[Any] | None = None,
+    ) -> None:
+        """Store several vector steps at once (SB3's ``extend``): ``add``'s arguments with a leading step
+        axis (``(steps, n_envs, ...)``; Dict observations as a dict of such arrays)."""
+        steps = len(action)
+
+        def step(value: Any, index: int) -> Any:
+            if isinstance(value, dict):
+                return {key: array[index] for key, array in value.items()}
+            return None if value is None else value[index]
+
+        for index in range(steps):
+            self.add(
+                step(obs, index),
+                step(next_obs, index),
+                action[index],
+                reward[index],
+                terminated[index],
+                step(truncated, index),
+            )
+
     def _forget_final(self, row: int) -> None:
         assert self._has_final is not None
         if self._has_final[row].any():

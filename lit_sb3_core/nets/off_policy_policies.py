@@ -40,7 +40,7 @@ from lit_sb3_core.foundation.spaces import (
 )
 from lit_sb3_core.nets.distributions import StateDependentNoise, StateDependentNoiseDistribution
 from lit_sb3_core.nets.ensemble import ensemble_forward, is_stackable
-from lit_sb3_core.nets.policy_api import PolicyAPI
+from lit_sb3_core.nets.policy_api import PolicyAPI, PolicyPart
 from lit_sb3_core.nets.torch_layers import (
     BaseFeaturesExtractor,
     CombinedExtractor,
@@ -277,7 +277,7 @@ class OffPolicyPolicy(PolicyAPI, nn.Module):
         return actions
 
 
-class QNetwork(nn.Module):
+class QNetwork(PolicyPart, nn.Module):
     """``n_outputs`` values per observation from a features extractor and an MLP (DQN's Q(s, .)).
 
     Args:
@@ -311,6 +311,10 @@ class QNetwork(nn.Module):
             features = obs if self._skip_extractor else plain_forward(self.features_extractor, obs)
             return plain_forward(self.q_net, features)
         return self.q_net(obs if self._skip_extractor else self.features_extractor(obs))
+
+    def part_actions(self, features_input: Any, deterministic: bool) -> torch.Tensor:
+        """Greedy actions (SB3's ``model.q_net.predict``)."""
+        return self(features_input).argmax(dim=1)
 
 
 class ContinuousCritic(nn.Module):
@@ -436,7 +440,7 @@ class ContinuousCritic(nn.Module):
         return self.q_networks[0](torch.cat([features, actions], dim=1))
 
 
-class SquashedGaussianActor(nn.Module):
+class SquashedGaussianActor(PolicyPart, nn.Module):
     """A diagonal Gaussian squashed by tanh into [-1, 1] (Haarnoja et al. 2018, appendix C).
 
     With ``use_sde`` it explores with generalized State-Dependent Exploration instead (gSDE, Raffin et al.
@@ -582,7 +586,7 @@ def _redraw_noise_after_load(actor: SquashedGaussianActor, incompatible_keys: An
         actor.reset_noise()
 
 
-class DeterministicActor(nn.Module):
+class DeterministicActor(PolicyPart, nn.Module):
     """``tanh(MLP(features))``: the deterministic policy of TD3 and DDPG.
 
     Args:
@@ -610,3 +614,7 @@ class DeterministicActor(nn.Module):
 
     def forward(self, obs: Any) -> torch.Tensor:
         return self.mu(obs if self._skip_extractor else self.features_extractor(obs))
+
+    def part_actions(self, features_input: Any, deterministic: bool) -> torch.Tensor:
+        """Actions in [-1, 1] (SB3's ``model.actor.predict``; no exploration noise)."""
+        return self(features_input)

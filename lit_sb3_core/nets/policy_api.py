@@ -14,6 +14,7 @@ import functools
 import inspect
 import json
 import sys
+import weakref
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from lit_sb3_core.errors import ModelFileError
+from lit_sb3_core.errors import ConfigurationError, ModelFileError
 from lit_sb3_core.foundation.spaces import (
     describe_space,
     is_image_space,
@@ -32,7 +33,7 @@ from lit_sb3_core.foundation.spaces import (
     to_numpy,
 )
 
-__all__ = ["PolicyAPI"]
+__all__ = ["PolicyAPI", "PolicyPart"]
 
 _POLICY_JSON = "policy.json"
 _POLICY_WEIGHTS = "policy.safetensors"
@@ -146,6 +147,17 @@ class PolicyAPI:
         recording_init.records_arguments = True  # type: ignore[attr-defined]
         cls.__init__ = recording_init  # type: ignore[method-assign]
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if isinstance(value, PolicyPart):  # model.actor.predict/save need the policy around the network
+            value.attach_owner(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)  # type: ignore[misc]
+        for child in self.children():  # type: ignore[attr-defined]
+            if isinstance(child, PolicyPart):  # a deep copy's networks belong to the copy
+                child.attach_owner(self)
+
     # SB3's methods --------------------------------------------------------------------------------------
     def set_training_mode(self, mode: bool) -> None:
         """``train(mode)``: dropout and batch-norm statistics on or off."""
@@ -227,64 +239,153 @@ class PolicyAPI:
 
     def save(self, path: str | Path) -> None:
         """Write the policy (class, spaces, constructor arguments, weights) to ``path``; no pickle."""
-        from safetensors.torch import save as save_safetensors
-
-        recorded = self.__dict__.get("_init_arguments")
-        if recorded is None:
-            raise ModelFileError(
-                f"{type(self).__name__} was not built through its constructor: cannot save it."
-            )
-        cls, args, kwargs = recorded
-        bound = inspect.signature(cls.__init__).bind(self, *args, **kwargs)
-        arguments = {k: v for k, v in bound.arguments.items() if k != "self"}
-        for name, parameter in inspect.signature(cls.__init__).parameters.items():
-            if parameter.kind is inspect.Parameter.VAR_KEYWORD and name in arguments:
-                arguments.update(arguments.pop(name))
-        arguments.pop("lr_schedule", None)  # a function; rebuilt as a constant (unused by lit-sb3 policies)
-        description = {
-            "library": "lit-sb3",
-            "class": _class_name(cls),
-            "arguments": {k: _jsonable(v, k) for k, v in arguments.items()},
-        }
-        state = {k: v.detach().cpu().contiguous() for k, v in self.state_dict().items()}  # type: ignore[attr-defined]
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            archive.writestr(_POLICY_JSON, json.dumps(description, indent=2))
-            archive.writestr(_POLICY_WEIGHTS, save_safetensors(state))
+        _write_policy_file(self, path, {})
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "auto") -> Any:
         """A policy written by ``save`` (on ``device``; ``"auto"``: CUDA when available)."""
-        from safetensors.torch import load as load_safetensors
+        policy, _ = _read_policy_file(path, cls)
+        return policy.to(_resolved_device(device))
 
+
+def _resolved_device(device: str | torch.device) -> str | torch.device:
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def _write_policy_file(policy: Any, path: str | Path, extra: dict[str, Any]) -> None:
+    """The policy file of ``policy``: its class, constructor arguments and weights (and ``extra``)."""
+    from safetensors.torch import save as save_safetensors
+
+    recorded = policy.__dict__.get("_init_arguments")
+    if recorded is None:
+        raise ModelFileError(
+            f"{type(policy).__name__} was not built through its constructor: cannot save it."
+        )
+    cls, args, kwargs = recorded
+    bound = inspect.signature(cls.__init__).bind(policy, *args, **kwargs)
+    arguments = {k: v for k, v in bound.arguments.items() if k != "self"}
+    for name, parameter in inspect.signature(cls.__init__).parameters.items():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD and name in arguments:
+            arguments.update(arguments.pop(name))
+    arguments.pop("lr_schedule", None)  # a function; rebuilt as a constant (unused by lit-sb3 policies)
+    description = {
+        "library": "lit-sb3",
+        "class": _class_name(cls),
+        "arguments": {k: _jsonable(v, k) for k, v in arguments.items()},
+        **extra,
+    }
+    state = {k: v.detach().cpu().contiguous() for k, v in policy.state_dict().items()}
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(_POLICY_JSON, json.dumps(description, indent=2))
+        archive.writestr(_POLICY_WEIGHTS, save_safetensors(state))
+
+
+def _read_policy_file(path: str | Path, expected: type) -> tuple[Any, dict[str, Any]]:
+    """The policy a policy file describes, with its weights, and the file's description.
+
+    ``expected`` is the class ``load`` was called on: the file's class must be it, a subclass or a base
+    (SB3's view of the same policy). Parts (``model.actor``) pass ``torch.nn.Module``: their owner policy
+    is any policy class.
+    """
+    from safetensors.torch import load as load_safetensors
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            description = json.loads(archive.read(_POLICY_JSON))
+            state = load_safetensors(archive.read(_POLICY_WEIGHTS))
+    except (KeyError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
+        raise ModelFileError(f"{str(path)!r} is not a policy file written by policy.save ({exc}).") from None
+    policy_cls = _loaded_class(str(description["class"]), torch.nn.Module)
+    if not (issubclass(policy_cls, expected) or issubclass(expected, policy_cls)):
+        raise ModelFileError(f"{str(path)!r} holds a {policy_cls.__name__}, not a {expected.__name__}.")
+    arguments = _from_json(description["arguments"])
+    if "lr_schedule" in inspect.signature(policy_cls).parameters:
+        arguments["lr_schedule"] = lambda _: 0.0
+    policy = policy_cls(**arguments)
+    # Parameters an algorithm adds to its policy after building it (SAC's log_ent_coef) come back too.
+    ours = policy.state_dict()
+    for key in [k for k in state if k not in ours and "." not in k]:
+        setattr(policy, key, torch.nn.Parameter(state[key].clone()))
+    try:
+        policy.load_state_dict(state)
+    except RuntimeError as exc:
+        raise ModelFileError(
+            f"The weights in {str(path)!r} do not fit {policy_cls.__name__}: {exc}"
+        ) from None
+    return policy, description
+
+
+class PolicyPart:
+    """SB3's ``predict``/``save``/``load`` on a network of a policy (``model.actor``, ``model.q_net``).
+
+    In SB3 the actor and the Q network are policies of their own. Here they stay plain modules of their
+    policy (``owner``, set when the model hands one out); what SB3 code calls on them goes through that
+    policy's preprocessing and action mapping. ``save`` writes the owner's policy file naming the part, so
+    ``load`` rebuilds it exactly (and, like policy files, unpickles nothing).
+    """
+
+    def part_actions(self, features_input: Any, deterministic: bool) -> torch.Tensor:
+        """Actions in the policy's space for preprocessed observations (actors: ``self(obs, deterministic)``)."""
+        return self(features_input, deterministic)  # type: ignore[operator]
+
+    def policy_owner(self) -> Any:
+        """The policy this network belongs to."""
+        reference = self.__dict__.get("_policy_owner")
+        owner = reference() if reference is not None else None
+        if owner is None:
+            raise ConfigurationError(
+                f"This {type(self).__name__} does not belong to a policy any more: take it from the model "
+                "or policy (model.actor, model.q_net, ...) or from its class's load()."
+            )
+        return owner
+
+    def attach_owner(self, policy: Any, keep_alive: bool = False) -> None:
+        """Remember ``policy`` as the owner: weakly (the policy holds its networks, not the reverse) unless
+        ``keep_alive`` (a loaded network is all its caller holds). Never a submodule or state-dict entry."""
+        self.__dict__["_policy_owner"] = (lambda: policy) if keep_alive else weakref.ref(policy)
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+    ) -> tuple[np.ndarray, Any]:
+        """Actions as the environment takes them, from this network alone; ``(actions, state)``."""
+        owner = self.policy_owner()
+        obs, vectorized = owner.obs_to_tensor(observation)
+        was_training = self.training  # type: ignore[attr-defined]
+        self.train(False)  # type: ignore[attr-defined]
         try:
-            with zipfile.ZipFile(path) as archive:
-                description = json.loads(archive.read(_POLICY_JSON))
-                state = load_safetensors(archive.read(_POLICY_WEIGHTS))
-        except (KeyError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
-            raise ModelFileError(
-                f"{str(path)!r} is not a policy file written by policy.save ({exc})."
-            ) from None
-        policy_cls = _loaded_class(str(description["class"]), torch.nn.Module)
-        if not (
-            issubclass(policy_cls, cls) or issubclass(cls, policy_cls)
-        ):  # or SB3's view of the same policy
-            raise ModelFileError(f"{str(path)!r} holds a {policy_cls.__name__}, not a {cls.__name__}.")
-        arguments = _from_json(description["arguments"])
-        if "lr_schedule" in inspect.signature(policy_cls).parameters:
-            arguments["lr_schedule"] = lambda _: 0.0
-        policy = policy_cls(**arguments)
-        # Parameters an algorithm adds to its policy after building it (SAC's log_ent_coef) come back too.
-        ours = policy.state_dict()
-        for key in [k for k in state if k not in ours and "." not in k]:
-            setattr(policy, key, torch.nn.Parameter(state[key].clone()))
-        try:
-            policy.load_state_dict(state)
-        except RuntimeError as exc:
-            raise ModelFileError(
-                f"The weights in {str(path)!r} do not fit {policy_cls.__name__}: {exc}"
-            ) from None
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        return policy.to(device)
+            with torch.no_grad():
+                actions = self.part_actions(owner.preprocess(obs), deterministic)
+                if getattr(owner, "_box_actions", False) and hasattr(owner, "action_low"):
+                    actions = owner.unscale_action(actions)
+        finally:
+            self.train(was_training)  # type: ignore[attr-defined]
+        array = owner._env_actions(to_numpy(actions))
+        return (array if vectorized else array[0, ...]), state
+
+    def save(self, path: str | Path) -> None:
+        """Write this network (inside its policy's file, which names it) to ``path``."""
+        owner = self.policy_owner()
+        name = next((n for n, m in owner.named_children() if m is self), None)
+        if name is None:
+            raise ModelFileError(f"This {type(self).__name__} is no longer a network of its policy.")
+        _write_policy_file(owner, path, {"part": name})
+
+    @classmethod
+    def load(cls, path: str | Path, device: str | torch.device = "auto") -> Any:
+        """The network written by ``save``, on ``device``, with its policy rebuilt around it."""
+        policy, description = _read_policy_file(path, torch.nn.Module)
+        name = description.get("part")
+        part = getattr(policy, str(name), None) if name else None
+        if not isinstance(part, cls):
+            raise ModelFileError(f"{str(path)!r} holds no {cls.__name__} (it was written by policy.save?).")
+        policy.to(_resolved_device(device))
+        part.attach_owner(policy, keep_alive=True)
+        return part

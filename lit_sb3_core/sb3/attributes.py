@@ -50,6 +50,24 @@ class SB3Attributes:
     quantile_net_target = _policy_module("quantile_net_target")
 
     @property
+    def device(self) -> Any:
+        """The device the model computes on (Lightning's, which moves with the module)."""
+        device = self.__dict__.get("_device")
+        if device is None or device.type == "cpu" or device.index is not None:
+            return device
+        import torch
+
+        return torch.device(f"cuda:{torch.cuda.current_device()}") if torch.cuda.is_available() else device
+
+    @device.setter
+    def device(self, value: Any) -> None:
+        """SB3 code assigns ``model.device``: it names where new buffers go (``load_replay_buffer``); the
+        weights move only with ``model.to(device)``, as in SB3."""
+        import torch
+
+        self.__dict__["_device"] = torch.device(value)
+
+    @property
     def _last_obs(self) -> Any:
         """SB3's name for the training envs' current observations (``last_obs``)."""
         return self.last_obs  # type: ignore[attr-defined]

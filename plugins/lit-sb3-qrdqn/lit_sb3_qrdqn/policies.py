@@ -23,6 +23,10 @@ class QuantileNetwork(QNetwork):
     def forward(self, obs: Any) -> torch.Tensor:
         return super().forward(obs).view(-1, self.n_quantiles, self.n_actions)
 
+    def part_actions(self, features_input: Any, deterministic: bool) -> torch.Tensor:
+        """Greedy actions: the highest mean over the quantiles (SB3's ``model.quantile_net.predict``)."""
+        return self(features_input).mean(dim=1).argmax(dim=1)
+
 
 class QRDQNPolicy(DQNPolicy):
     """``quantile_net`` and ``quantile_net_target``; greedy actions maximise the mean of the quantiles.

@@ -271,7 +271,10 @@ class OffPolicyPolicy(PolicyAPI, nn.Module):
 
     def predict_actions(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
         """Actions in the environment's space (what ``model.predict`` returns)."""
-        actions = self(obs, deterministic)
+        return self.to_env_bounds(self(obs, deterministic))
+
+    def to_env_bounds(self, actions: torch.Tensor) -> torch.Tensor:
+        """Actions in the policy's space mapped to the environment's (squashed Box: [-1, 1] to its bounds)."""
         if self._box_actions and hasattr(self, "action_low"):
             return self.unscale_action(actions)
         return actions

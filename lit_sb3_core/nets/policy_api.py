@@ -24,6 +24,7 @@ import torch
 from gymnasium import spaces
 
 from lit_sb3_core.errors import ConfigurationError, ModelFileError
+from lit_sb3_core.foundation.files import write_atomically
 from lit_sb3_core.foundation.spaces import (
     describe_space,
     is_image_space,
@@ -202,16 +203,21 @@ class PolicyAPI:
         deterministic: bool = False,
     ) -> tuple[np.ndarray, Any]:
         """Actions as the environment takes them, for one observation or a batch; ``(actions, state)``."""
+        compute = functools.partial(self.predict_actions, deterministic=deterministic)  # type: ignore[attr-defined]
+        return self.predict_with(self, compute, observation), state
+
+    def predict_with(self, network: Any, compute: Any, observation: Any) -> np.ndarray:
+        """``compute(obs_tensor)`` (actions in the env's bounds) as the env takes them, ``network`` in eval
+        mode and without gradients; one observation gives one action (0-d for Discrete, as SB3's)."""
         obs, vectorized = self.obs_to_tensor(observation)
-        was_training = self.training  # type: ignore[attr-defined]
-        self.set_training_mode(False)
+        was_training = network.training
+        network.train(False)
         try:
             with torch.no_grad():
-                actions = to_numpy(self.predict_actions(obs, deterministic))  # type: ignore[attr-defined]
+                actions = self._env_actions(to_numpy(compute(obs)))
         finally:
-            self.set_training_mode(was_training)
-        actions = self._env_actions(actions)
-        return (actions if vectorized else actions[0, ...]), state  # 0-d for one Discrete action, as SB3's
+            network.train(was_training)
+        return actions if vectorized else actions[0, ...]
 
     def _env_actions(self, array: np.ndarray) -> np.ndarray:
         space = self.action_space
@@ -277,11 +283,13 @@ def _write_policy_file(policy: Any, path: str | Path, extra: dict[str, Any]) -> 
         **extra,
     }
     state = {k: v.detach().cpu().contiguous() for k, v in policy.state_dict().items()}
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(_POLICY_JSON, json.dumps(description, indent=2))
-        archive.writestr(_POLICY_WEIGHTS, save_safetensors(state))
+
+    def write(handle: Any) -> None:
+        with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(_POLICY_JSON, json.dumps(description, indent=2))
+            archive.writestr(_POLICY_WEIGHTS, save_safetensors(state))
+
+    write_atomically(path, write)  # a kill or a full disk leaves the previous file
 
 
 def _read_policy_file(path: str | Path, expected: type) -> tuple[Any, dict[str, Any]]:
@@ -323,9 +331,9 @@ class PolicyPart:
     """SB3's ``predict``/``save``/``load`` on a network of a policy (``model.actor``, ``model.q_net``).
 
     In SB3 the actor and the Q network are policies of their own. Here they stay plain modules of their
-    policy (``owner``, set when the model hands one out); what SB3 code calls on them goes through that
-    policy's preprocessing and action mapping. ``save`` writes the owner's policy file naming the part, so
-    ``load`` rebuilds it exactly (and, like policy files, unpickles nothing).
+    off-policy policy (the owner, recorded when the policy assigns them); what SB3 code calls on them goes
+    through that policy's preprocessing, ``to_env_bounds`` and action mapping. ``save`` writes the owner's
+    policy file naming the part, so ``load`` rebuilds it exactly (and, like policy files, unpickles nothing).
     """
 
     def part_actions(self, features_input: Any, deterministic: bool) -> torch.Tensor:
@@ -357,18 +365,11 @@ class PolicyPart:
     ) -> tuple[np.ndarray, Any]:
         """Actions as the environment takes them, from this network alone; ``(actions, state)``."""
         owner = self.policy_owner()
-        obs, vectorized = owner.obs_to_tensor(observation)
-        was_training = self.training  # type: ignore[attr-defined]
-        self.train(False)  # type: ignore[attr-defined]
-        try:
-            with torch.no_grad():
-                actions = self.part_actions(owner.preprocess(obs), deterministic)
-                if getattr(owner, "_box_actions", False) and hasattr(owner, "action_low"):
-                    actions = owner.unscale_action(actions)
-        finally:
-            self.train(was_training)  # type: ignore[attr-defined]
-        array = owner._env_actions(to_numpy(actions))
-        return (array if vectorized else array[0, ...]), state
+
+        def compute(obs: Any) -> torch.Tensor:
+            return owner.to_env_bounds(self.part_actions(owner.preprocess(obs), deterministic))
+
+        return owner.predict_with(self, compute, observation), state
 
     def save(self, path: str | Path) -> None:
         """Write this network (inside its policy's file, which names it) to ``path``."""

@@ -7,6 +7,9 @@ Layout of ``model.zip``::
     model.safetensors      the algorithm's state dict: policy (and target networks, normalization
                            statistics, ... whatever modules the algorithm holds)
     optimizers.safetensors every optimizer's per-parameter state, keys ``<i>/<param>/<name>``
+    episodes.safetensors   the training envs' current observations (``last_obs``, ``last_obs.<key>`` for
+                           Dict spaces) and ``episode_starts``, when the model has an env: SB3's
+                           ``load(path, env, force_reset=False)`` continues those episodes
 
 Writes go to a temporary file beside the target and are renamed into place, so a failed save (a full
 disk, an interrupt) leaves the previous file as it was (:mod:`lit_sb3_core.foundation.files`).
@@ -28,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import gymnasium as gym
+import numpy as np
 import torch
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
@@ -60,6 +65,7 @@ FORMAT_VERSION = 1
 _METADATA = "metadata.json"
 _WEIGHTS = "model.safetensors"
 _OPTIMIZERS = "optimizers.safetensors"
+_EPISODES = "episodes.safetensors"
 # metadata.json holds hyperparameters and spaces: kilobytes. A larger one is damaged or a decompression bomb.
 _MAX_METADATA_BYTES = 16 * 2**20
 
@@ -162,6 +168,7 @@ def save_model(
     state = {
         k.replace("._orig_mod.", "."): v.detach().cpu().contiguous() for k, v in model.state_dict().items()
     }
+    episodes = _episodes_payload(model)
     target = _with_suffix(path)
 
     def write(handle: Any) -> None:
@@ -169,9 +176,63 @@ def save_model(
             archive.writestr(_METADATA, json.dumps(metadata, indent=2))
             archive.writestr(_WEIGHTS, save_safetensors(state))
             archive.writestr(_OPTIMIZERS, save_safetensors(optimizer_tensors))
+            if episodes:
+                archive.writestr(_EPISODES, save_safetensors(episodes))
 
     write_atomically(target, write)
     return target
+
+
+def _episodes_payload(model: RLModel) -> dict[str, torch.Tensor]:
+    """The episodes in flight as tensors; empty without an env, or for observations that are not arrays
+    or a Dict of arrays (Tuple spaces), whose episodes a load then starts afresh."""
+    last_obs = model.last_obs
+    starts = model.last_episode_starts
+    if last_obs is None or len(starts) == 0:
+        return {}
+    arrays = last_obs if isinstance(last_obs, dict) else {"": last_obs}
+    if not all(isinstance(value, np.ndarray) and value.dtype != object for value in arrays.values()):
+        return {}
+    tensors = {
+        f"last_obs.{key}" if key else "last_obs": torch.from_numpy(np.ascontiguousarray(value))
+        for key, value in arrays.items()
+    }
+    tensors["episode_starts"] = torch.from_numpy(np.asarray(starts, dtype=bool))
+    return tensors
+
+
+def _episodes_in_flight(
+    archive: _Archive, observation_space: Any, source: str
+) -> tuple[Any, np.ndarray] | None:
+    """The stored observations and episode starts, checked against the observation space's shapes."""
+    if _EPISODES not in archive.declared:
+        return None
+    tensors = _read_tensors(archive, _EPISODES, "episodes.")
+    starts = tensors.pop("episode_starts", None)
+    if starts is None or starts.dtype != torch.bool or starts.dim() != 1:
+        raise refuse(source, "episodes.episode_starts", "must be a 1-d bool tensor (one flag per env).")
+    n_envs = int(starts.shape[0])
+    spaces = dict(observation_space.spaces) if isinstance(observation_space, gym.spaces.Dict) else None
+    expected = (
+        {f"last_obs.{key}": space for key, space in spaces.items()}
+        if spaces
+        else {"last_obs": observation_space}
+    )
+    if set(tensors) != set(expected):
+        raise refuse(
+            source,
+            "episodes",
+            f"holds {sorted(tensors)}, but the observation space needs {sorted(expected)}.",
+        )
+    for name, space in expected.items():
+        shape = (n_envs, *(space.shape or ()))
+        if tuple(tensors[name].shape) != shape:
+            raise refuse(
+                source, f"episodes.{name}", f"has shape {tuple(tensors[name].shape)}, expected {shape}."
+            )
+    arrays = {name: tensor.numpy() for name, tensor in tensors.items()}
+    last_obs = {key: arrays[f"last_obs.{key}"] for key in spaces} if spaces else arrays["last_obs"]
+    return last_obs, starts.numpy()
 
 
 def _hyperparameters_to_save(model: RLModel, exclude: set[str], include: set[str]) -> dict[str, Any]:
@@ -278,7 +339,7 @@ def _inspect(path: str | Path) -> _Archive:
                     f"would unpack to {info.file_size} bytes (at most {_MAX_METADATA_BYTES} are read): "
                     "the file is damaged or a decompression bomb.",
                 )
-            for name in (_METADATA, _WEIGHTS, _OPTIMIZERS):
+            for name in (_METADATA, _WEIGHTS, _OPTIMIZERS, _EPISODES):
                 if name in names:
                     _check_member_size(archive.getinfo(name), given)
             try:
@@ -292,7 +353,7 @@ def _inspect(path: str | Path) -> _Archive:
             _check_metadata(metadata, given)
             declared = {
                 name: _declared_tensors(archive, archive.getinfo(name), given)
-                for name in (_WEIGHTS, _OPTIMIZERS)
+                for name in (_WEIGHTS, _OPTIMIZERS, _EPISODES)
                 if name in names
             }
     except ModelFileError:
@@ -546,8 +607,9 @@ def load_model(
     ``custom_objects`` replace stored values (SB3's semantics): constructor arguments and spaces by name,
     other keys (``lr_schedule``) as attributes of the built model; ``overrides`` change constructor
     arguments too. ``device`` replaces the stored device unless it is ``None`` or ``"auto"``.
-    ``force_reset`` is accepted for SB3's signature: model files keep no last observation, so training
-    after a load always starts on freshly reset environments.
+    ``force_reset=False`` with an ``env`` continues the episodes the file saved as in flight (SB3's
+    semantics: the caller promises ``env`` is still in that state, e.g. the env the model was saved from);
+    otherwise the next ``learn`` starts on freshly reset environments.
     """
     sb3_path = _sb3_file(path)
     if sb3_path is not None:
@@ -655,6 +717,9 @@ def load_model(
     _set_attributes(model, attributes, source, sorted(parameters))
     if env is not None:
         model.set_env(env)
+        episodes = None if force_reset else _episodes_in_flight(archive, observation_space, source)
+        if episodes is not None:
+            model.continue_episodes(*episodes)
     return model
 
 

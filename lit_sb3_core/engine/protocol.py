@@ -55,6 +55,7 @@ class RLModel(Protocol):
     iterations: int
     n_updates: int
     last_obs: Any  # the training envs' current observations (checked when a run diverges)
+    last_episode_starts: Any  # which of them start an episode (a bool array, one per env)
     # environment source
     env_source: Any
     # evaluation: options in, results out
@@ -106,6 +107,10 @@ class RLModel(Protocol):
 
     def set_env(self, env: Any) -> None:
         """Train on ``env`` from the next ``learn`` (a load's ``env=``); its spaces must match."""
+        ...
+
+    def continue_episodes(self, last_obs: Any, episode_starts: Any) -> None:
+        """Let the next ``learn`` go on with the env's episodes in flight (``load(force_reset=False)``)."""
         ...
 
     def get_parameters(self) -> dict[str, dict[str, Any]]:

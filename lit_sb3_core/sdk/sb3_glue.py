@@ -174,6 +174,25 @@ class SB3Glue(AlgorithmPart):
         if force_reset:
             self.last_obs = None
 
+    def continue_episodes(self, last_obs: Any, episode_starts: np.ndarray) -> None:
+        """Let the next ``learn`` go on with the env's episodes in flight instead of resetting it: SB3's
+        ``load(path, env, force_reset=False)``, where ``last_obs`` is what that env returned last."""
+        self.get_env()  # builds the vector env the next learn steps
+        datamodule = self._learn_datamodule
+        env = None if datamodule is None else datamodule.get_env("fit")
+        if env is None:
+            raise ValueError(
+                f"{type(self).__name__} has no env to continue: pass env= with force_reset=False."
+            )
+        if env.num_envs != len(episode_starts):
+            raise EnvCountError(
+                f"The saved episodes ran in {len(episode_starts)} environments, but the env has "
+                f"{env.num_envs}: load with force_reset=True (the default) to start fresh episodes."
+            )
+        self.vector_env = env
+        self.last_obs = last_obs
+        self.last_episode_starts = np.asarray(episode_starts, dtype=bool)
+
     def _is_training_env(self, env: Any) -> bool:
         """Whether ``env`` is the env training steps (or the SB3 view ``get_env()`` gave of it)."""
         from lit_sb3_core.sb3.vec_env_views import as_sb3_vec_env

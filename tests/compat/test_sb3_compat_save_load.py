@@ -61,6 +61,38 @@ def test_set_env_force_reset_and_env_count():
         model.set_env(two)
 
 
+class _CountResets(__import__("gymnasium").Wrapper):
+    resets = 0
+
+    def reset(self, **kwargs):
+        type(self).resets += 1
+        return self.env.reset(**kwargs)
+
+
+@pytest.mark.parametrize("algo", [PPO, SAC])
+def test_load_without_force_reset_continues_the_episodes_in_flight(tmp_path, algo):
+    gym = __import__("gymnasium")
+    env_id = "Pendulum-v1"  # 200-step episodes: none ends within these 64 steps
+    env = DummyVecEnv([lambda: _CountResets(gym.make(env_id))])
+    kwargs = dict(n_steps=32, batch_size=32, n_epochs=1) if algo is PPO else dict(learning_starts=16)
+    model = algo("MlpPolicy", env, policy_kwargs=dict(net_arch=[8]), **kwargs).learn(32)
+    saved_obs = model._last_obs.copy()
+    model.save(tmp_path / "model")
+    resets = _CountResets.resets
+
+    loaded = algo.load(tmp_path / "model", env=env, force_reset=False)
+    assert loaded._last_obs is not None and (loaded._last_obs == saved_obs).all()
+    loaded.learn(32, reset_num_timesteps=False)
+    assert loaded.num_timesteps == 64
+    assert _CountResets.resets == resets  # the env was not reset: its episode went on
+
+    fresh = algo.load(tmp_path / "model", env=env)  # force_reset=True (SB3's default) forgets them
+    assert fresh._last_obs is None
+    two = DummyVecEnv([lambda: gym.make(env_id) for _ in range(2)])
+    with pytest.raises(EnvCountError, match="force_reset=True"):
+        algo.load(tmp_path / "model", env=two, force_reset=False)
+
+
 def test_network_attributes_are_the_policy_modules():
     dqn = DQN("MlpPolicy", "CartPole-v1", policy_kwargs=dict(net_arch=[8]))
     assert dqn.q_net is dqn.policy.q_net and dqn.q_net_target is dqn.policy.q_net_target

@@ -46,7 +46,13 @@ def test_round_trip_keeps_parameters_predictions_counters_and_optimizer(saved, t
 def test_contents_are_json_and_safetensors(saved) -> None:
     _, path = saved
     with zipfile.ZipFile(path) as archive:
-        assert set(archive.namelist()) == {"metadata.json", "model.safetensors", "optimizers.safetensors"}
+        # A trained model keeps its envs' episodes in flight, for load(env, force_reset=False).
+        assert set(archive.namelist()) == {
+            "metadata.json",
+            "model.safetensors",
+            "optimizers.safetensors",
+            "episodes.safetensors",
+        }
         metadata = json.loads(archive.read("metadata.json"))
     assert metadata["algo"] == "ppo" and metadata["format_version"] == 1
     assert metadata["hyperparameters"]["n_steps"] == 32
@@ -60,6 +66,24 @@ def _rewrite(path: Path, target: Path, edit) -> None:
             if name == "metadata.json":
                 data = json.dumps(edit(json.loads(data))).encode()
             dst.writestr(name, data)
+
+
+def test_tampered_episodes_are_refused_before_use(saved, tmp_path: Path) -> None:
+    from safetensors.torch import save as save_safetensors
+
+    _, path = saved
+    bad = tmp_path / "bad.zip"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(bad, "w") as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name == "episodes.safetensors":  # CartPole observations are 4 numbers, not 3
+                data = save_safetensors(
+                    {"last_obs": torch.zeros(1, 3), "episode_starts": torch.zeros(1, dtype=torch.bool)}
+                )
+            dst.writestr(name, data)
+    with pytest.raises(ModelFileError, match=r"episodes\.last_obs.*shape \(1, 3\), expected \(1, 4\)"):
+        PPO.load(bad, env="CartPole-v1", force_reset=False)
+    assert PPO.load(bad, env="CartPole-v1")._last_obs is None  # force_reset=True never reads them
 
 
 def test_refusals_say_what_is_wrong(saved, tmp_path: Path) -> None:

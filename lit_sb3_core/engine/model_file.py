@@ -174,10 +174,14 @@ def save_model(
     def write(handle: Any) -> None:
         with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(_METADATA, json.dumps(metadata, indent=2))
-            archive.writestr(_WEIGHTS, save_safetensors(state))
-            archive.writestr(_OPTIMIZERS, save_safetensors(optimizer_tensors))
+            # Tensors are stored, not deflated: float weights barely compress, and deflating a 2 GB model
+            # takes minutes (SB3's test_save_load_large_model).
+            archive.writestr(_WEIGHTS, save_safetensors(state), compress_type=zipfile.ZIP_STORED)
+            archive.writestr(
+                _OPTIMIZERS, save_safetensors(optimizer_tensors), compress_type=zipfile.ZIP_STORED
+            )
             if episodes:
-                archive.writestr(_EPISODES, save_safetensors(episodes))
+                archive.writestr(_EPISODES, save_safetensors(episodes), compress_type=zipfile.ZIP_STORED)
 
     write_atomically(target, write)
     return target

@@ -287,7 +287,7 @@ def _write_policy_file(policy: Any, path: str | Path, extra: dict[str, Any]) -> 
     def write(handle: Any) -> None:
         with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(_POLICY_JSON, json.dumps(description, indent=2))
-            archive.writestr(_POLICY_WEIGHTS, save_safetensors(state))
+            archive.writestr(_POLICY_WEIGHTS, save_safetensors(state), compress_type=zipfile.ZIP_STORED)
 
     write_atomically(path, write)  # a kill or a full disk leaves the previous file
 

@@ -42,6 +42,7 @@ __all__ = [
     "EnvError",
     "EnvTimeoutError",
     "EnvTypeError",
+    "EvalEnvMismatchError",
     "ImageSpaceError",
     "InvalidArgumentError",
     "LitSb3Error",
@@ -278,6 +279,12 @@ class EnvError(LitSb3Error, ValueError):
 class MissingActionMasksError(EnvError, AttributeError):
     """Masking was asked for but the env (or a sub-env) has no ``action_masks()`` method; a ``ValueError``
     as sb3-contrib raises, and an ``AttributeError`` as the missing method is one."""
+
+
+class EvalEnvMismatchError(EnvError, TypeError, AssertionError):
+    """An ``EvalCallback`` whose ``eval_env`` is not wrapped as the training env (``VecNormalize`` on the
+    training env only), so its observations would not be normalized; also an ``AssertionError``, as SB3's
+    ``sync_envs_normalization`` asserts, so code written against SB3 catches it."""
 
 
 class EnvCheckError(EnvError, AssertionError):

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback
 
+from lit_sb3_core.errors import EvalEnvMismatchError
 from lit_sb3_core.foundation.checks import check_positive_int
 from lit_sb3_core.foundation.files import write_atomically
 
@@ -368,6 +369,18 @@ class EvalCallback(EventCallback):
         return self.callback
 
     def _init_callback(self) -> None:
+        from lit_sb3_core.sb3.vec_env_views import find_vec_wrapper
+
+        if (
+            self.model.get_vec_normalize_env() is not None
+            and find_vec_wrapper(self.eval_env, "VecNormalize") is None
+        ):
+            warnings.warn(  # as SB3 warns when the two envs differ in type; evaluate() then refuses
+                "The training env is wrapped in VecNormalize but EvalCallback's eval_env is not: wrap it the "
+                "same way (VecNormalize(eval_env, training=False, norm_reward=False)).",
+                UserWarning,
+                stacklevel=2,
+            )
         if self.callback_on_new_best is not None:
             self.callback_on_new_best.init_callback(self.model, self.trainer)
         for path in (self.best_model_save_path, self.log_path.parent if self.log_path else None):
@@ -461,7 +474,7 @@ def _sync_normalization(train: Any, evaluation: Any) -> None:
 
     target = find_vec_wrapper(evaluation, "VecNormalize")
     if target is None:
-        raise TypeError(
+        raise EvalEnvMismatchError(
             "The training env is wrapped in VecNormalize but the EvalCallback's eval_env is not: wrap it the same "
             "way (VecNormalize(eval_env, training=False, norm_reward=False)) so it sees normalized observations."
         )

@@ -335,3 +335,17 @@ def test_a_callback_written_for_the_real_stable_baselines3_runs_unchanged() -> N
     assert spy.n_calls == 20 and spy.timesteps == list(range(2, 41, 2)) and model.num_timesteps == 40
     assert spy.events[:2] == ["init lit_sb3_ppo", "training_start 1000"]
     assert spy.events[2:] == ["rollout_start", "rollout_end", "rollout_start", "training_end"]
+
+
+def test_eval_env_without_the_training_envs_vecnormalize_warns_then_is_refused() -> None:
+    from lit_sb3 import A2C
+    from lit_sb3.common.vec_env import DummyVecEnv, VecNormalize
+    from lit_sb3_core.errors import EvalEnvMismatchError
+
+    train_env = VecNormalize(DummyVecEnv([lambda: gym.make("CartPole-v1")]))
+    model = A2C("MlpPolicy", train_env, n_steps=50, seed=0, policy_kwargs=dict(net_arch=[8]))
+    with pytest.warns(UserWarning, match="eval_env is not"):
+        # An AssertionError as SB3's sync_envs_normalization raises, with the fix in the message.
+        with pytest.raises(AssertionError, match=r"VecNormalize\(eval_env, training=False") as raised:
+            model.learn(100, callback=EvalCallback(gym.make("CartPole-v1"), eval_freq=50, warn=False))
+    assert isinstance(raised.value, EvalEnvMismatchError) and isinstance(raised.value, TypeError)

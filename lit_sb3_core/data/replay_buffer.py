@@ -598,10 +598,12 @@ class ReplayBuffer:
                 )
 
     def save(self, path: str | Path) -> Path:
-        """Write the buffer's contents to an ``.npz`` file (arrays and a JSON header; no pickle)."""
+        """Write the buffer's contents as a NumPy archive (arrays and a JSON header; no pickle) to ``path``,
+        ``.npz`` added when it has no suffix. A name SB3 gives (``.pkl``) is kept, as ``VecNormalize.save``
+        keeps it, so scripts that look for SB3's file names find them."""
         target = Path(path)
-        if target.suffix != ".npz":
-            target = target.with_name(target.name + ".npz")
+        if not target.suffix:
+            target = target.with_suffix(".npz")
         header = np.frombuffer(json.dumps(self.storage_header()).encode(), dtype=np.uint8)
         # Written beside the target and renamed into place: a failed save (full disk, interrupt) keeps the
         # previous file as it was and leaves no partial file behind.

@@ -498,7 +498,8 @@ class CheckpointCallback(RLCallback):
         save_freq: calls (vector-env steps) between saves.
         save_path: folder for the files.
         name_prefix: file name prefix.
-        save_replay_buffer: also save the replay buffer (off-policy algorithms; an ``.npz`` file).
+        save_replay_buffer: also save the replay buffer (off-policy algorithms; SB3's ``.pkl`` name, a NumPy
+            archive inside: no pickle).
         save_vecnormalize: also save the ``VecNormalize`` statistics, when the training env has one.
         verbose: 2 prints every save.
     """
@@ -535,7 +536,9 @@ class CheckpointCallback(RLCallback):
         if self.verbose >= 2:
             print(f"Saving model checkpoint to {path}")
         if self.save_replay_buffer and getattr(self.model, "replay_buffer", None) is not None:
-            buffer_path = self.model.save_replay_buffer(self._checkpoint_path("replay_buffer_"))
+            buffer_path = self.model.save_replay_buffer(
+                self._checkpoint_path("replay_buffer_", extension="pkl")
+            )
             if self.verbose >= 2:
                 print(f"Saving model replay buffer checkpoint to {buffer_path}")
         get_vec_normalize = getattr(self.model, "get_vec_normalize_env", None)

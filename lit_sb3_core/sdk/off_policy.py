@@ -630,7 +630,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
 
     # SB3 surface ------------------------------------------------------------------------------------------
     def save_replay_buffer(self, path: str | Path) -> Path:
-        """Write the replay buffer to an ``.npz`` file (arrays and a JSON header; no pickle)."""
+        """Write the replay buffer as a NumPy archive (arrays and a JSON header; no pickle): ``.npz`` added to a
+        path without a suffix, SB3's ``.pkl`` kept."""
         if self.replay_buffer is None:
             raise ValueError(
                 f"{type(self).__name__} has no replay buffer yet: it is created when training starts."

@@ -349,3 +349,24 @@ def test_eval_env_without_the_training_envs_vecnormalize_warns_then_is_refused()
         with pytest.raises(AssertionError, match=r"VecNormalize\(eval_env, training=False") as raised:
             model.learn(100, callback=EvalCallback(gym.make("CartPole-v1"), eval_freq=50, warn=False))
     assert isinstance(raised.value, EvalEnvMismatchError) and isinstance(raised.value, TypeError)
+
+
+def test_checkpoints_use_sb3s_file_names_and_load_back(tmp_path: Path) -> None:
+    from lit_sb3.common.vec_env import DummyVecEnv, VecNormalize
+
+    inner = DummyVecEnv([lambda: gym.make("CartPole-v1")])
+    model = DQN("MlpPolicy", VecNormalize(inner), learning_starts=50, buffer_size=500, seed=0)
+    checkpoint = CheckpointCallback(
+        save_freq=100, save_path=tmp_path, save_replay_buffer=True, save_vecnormalize=True
+    )
+    model.learn(100, callback=checkpoint)
+    names = {path.name for path in tmp_path.iterdir()}
+    assert names == {
+        "rl_model_100_steps.zip",
+        "rl_model_replay_buffer_100_steps.pkl",  # SB3's names; NumPy archives inside, no pickle
+        "rl_model_vecnormalize_100_steps.pkl",
+    }
+    loaded = DQN.load(tmp_path / "rl_model_100_steps.zip")
+    loaded.load_replay_buffer(tmp_path / "rl_model_replay_buffer_100_steps.pkl")
+    assert loaded.replay_buffer.size() == model.replay_buffer.size() == 100
+    assert model.save_replay_buffer(tmp_path / "no_suffix").name == "no_suffix.npz"

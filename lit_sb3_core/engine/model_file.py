@@ -720,10 +720,8 @@ def load_model(
     _set_attributes(model, _known_attributes(model, custom_attributes), source, sorted(parameters))
     _set_attributes(model, attributes, source, sorted(parameters))
     if env is not None:
-        model.set_env(env)
         episodes = None if force_reset else _episodes_in_flight(archive, observation_space, source)
-        if episodes is not None:
-            model.continue_episodes(*episodes)
+        model.set_env(env, episodes=episodes)
     return model
 
 

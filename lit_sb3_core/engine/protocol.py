@@ -105,12 +105,9 @@ class RLModel(Protocol):
         """Take back what ``extra_state`` returned, after a model file is loaded."""
         ...
 
-    def set_env(self, env: Any) -> None:
-        """Train on ``env`` from the next ``learn`` (a load's ``env=``); its spaces must match."""
-        ...
-
-    def continue_episodes(self, last_obs: Any, episode_starts: Any) -> None:
-        """Let the next ``learn`` go on with the env's episodes in flight (``load(force_reset=False)``)."""
+    def set_env(self, env: Any, force_reset: bool = True, *, episodes: tuple[Any, Any] | None = None) -> None:
+        """Train on ``env`` from the next ``learn`` (a load's ``env=``); its spaces must match. ``episodes``
+        (last observations, episode starts) are the env's episodes in flight (``load(force_reset=False)``)."""
         ...
 
     def get_parameters(self) -> dict[str, dict[str, Any]]:

@@ -149,12 +149,16 @@ class SB3Glue(AlgorithmPart):
         """SB3's ``model.env``: ``get_env()``."""
         return self.get_env()
 
-    def set_env(self, env: Any, force_reset: bool = True) -> None:
+    def set_env(
+        self, env: Any, force_reset: bool = True, *, episodes: tuple[Any, np.ndarray] | None = None
+    ) -> None:
         """Train on ``env`` from the next ``learn``; its spaces and number of envs must match the model's.
 
         SB3's semantics: ``force_reset=True`` starts fresh episodes at the next ``learn`` (``_last_obs`` is
         ``None``); ``set_env(model.get_env(), force_reset=False)`` keeps the episodes in flight, and
-        ``learn(..., reset_num_timesteps=False)`` continues them. Another env always starts fresh episodes.
+        ``learn(..., reset_num_timesteps=False)`` continues them. Another env always starts fresh episodes,
+        unless ``episodes`` (its last observations and episode starts, what ``load(path, env,
+        force_reset=False)`` restores from the file) say where its episodes are.
         """
         if self.policy is not None:
             from lit_sb3_core.engine.datamodule import probe_spaces
@@ -173,8 +177,10 @@ class SB3Glue(AlgorithmPart):
             self.vector_env = None
         if force_reset:
             self.last_obs = None
+        if episodes is not None:  # what load(path, env, force_reset=False) restores
+            self._continue_episodes(*episodes)
 
-    def continue_episodes(self, last_obs: Any, episode_starts: np.ndarray) -> None:
+    def _continue_episodes(self, last_obs: Any, episode_starts: np.ndarray) -> None:
         """Let the next ``learn`` go on with the env's episodes in flight instead of resetting it: SB3's
         ``load(path, env, force_reset=False)``, where ``last_obs`` is what that env returned last."""
         self.get_env()  # builds the vector env the next learn steps

@@ -208,35 +208,37 @@ def _episodes_payload(model: RLModel) -> dict[str, torch.Tensor]:
 def _episodes_in_flight(
     archive: _Archive, observation_space: Any, source: str
 ) -> tuple[Any, np.ndarray] | None:
-    """The stored observations and episode starts, checked against the observation space's shapes."""
-    if _EPISODES not in archive.declared:
+    """The stored observations and episode starts. Their names and shapes, as the member's header declares
+    them, are checked against the observation space before anything is read (as the weights are)."""
+    declared = archive.declared.get(_EPISODES)
+    if declared is None:
         return None
-    tensors = _read_tensors(archive, _EPISODES, "episodes.")
-    starts = tensors.pop("episode_starts", None)
-    if starts is None or starts.dtype != torch.bool or starts.dim() != 1:
+    starts = declared.get("episode_starts")
+    if starts is None or starts[1] != torch.bool or len(starts[0]) != 1:
         raise refuse(source, "episodes.episode_starts", "must be a 1-d bool tensor (one flag per env).")
-    n_envs = int(starts.shape[0])
+    n_envs = starts[0][0]
     spaces = dict(observation_space.spaces) if isinstance(observation_space, gym.spaces.Dict) else None
     expected = (
         {f"last_obs.{key}": space for key, space in spaces.items()}
         if spaces
         else {"last_obs": observation_space}
     )
-    if set(tensors) != set(expected):
+    observations = {name: shape for name, (shape, _) in declared.items() if name != "episode_starts"}
+    if set(observations) != set(expected):
         raise refuse(
             source,
             "episodes",
-            f"holds {sorted(tensors)}, but the observation space needs {sorted(expected)}.",
+            f"holds {sorted(observations)}, but the observation space needs {sorted(expected)}.",
         )
     for name, space in expected.items():
         shape = (n_envs, *(space.shape or ()))
-        if tuple(tensors[name].shape) != shape:
+        if tuple(observations[name]) != shape:
             raise refuse(
-                source, f"episodes.{name}", f"has shape {tuple(tensors[name].shape)}, expected {shape}."
+                source, f"episodes.{name}", f"has shape {tuple(observations[name])}, expected {shape}."
             )
-    arrays = {name: tensor.numpy() for name, tensor in tensors.items()}
+    arrays = {name: tensor.numpy() for name, tensor in _read_tensors(archive, _EPISODES, "episodes.").items()}
     last_obs = {key: arrays[f"last_obs.{key}"] for key in spaces} if spaces else arrays["last_obs"]
-    return last_obs, starts.numpy()
+    return last_obs, arrays["episode_starts"]
 
 
 def _hyperparameters_to_save(model: RLModel, exclude: set[str], include: set[str]) -> dict[str, Any]:
@@ -721,7 +723,7 @@ def load_model(
     _set_attributes(model, attributes, source, sorted(parameters))
     if env is not None:
         episodes = None if force_reset else _episodes_in_flight(archive, observation_space, source)
-        model.set_env(env, episodes=episodes)
+        model.set_env(env, force_reset=force_reset, episodes=episodes)
     return model
 
 

@@ -375,12 +375,8 @@ class EvalCallback(EventCallback):
             self.model.get_vec_normalize_env() is not None
             and find_vec_wrapper(self.eval_env, "VecNormalize") is None
         ):
-            warnings.warn(  # as SB3 warns when the two envs differ in type; evaluate() then refuses
-                "The training env is wrapped in VecNormalize but EvalCallback's eval_env is not: wrap it the "
-                "same way (VecNormalize(eval_env, training=False, norm_reward=False)).",
-                UserWarning,
-                stacklevel=2,
-            )
+            # As SB3 warns when the two envs differ in type; evaluate() then refuses.
+            warnings.warn(_UNNORMALIZED_EVAL_ENV, UserWarning, stacklevel=2)
         if self.callback_on_new_best is not None:
             self.callback_on_new_best.init_callback(self.model, self.trainer)
         for path in (self.best_model_save_path, self.log_path.parent if self.log_path else None):
@@ -466,6 +462,12 @@ class EvalCallback(EventCallback):
         return keep_training
 
 
+_UNNORMALIZED_EVAL_ENV = (
+    "The training env is wrapped in VecNormalize but the EvalCallback's eval_env is not: wrap it the same way "
+    "(VecNormalize(eval_env, training=False, norm_reward=False)) so it sees normalized observations."
+)
+
+
 def _sync_normalization(train: Any, evaluation: Any) -> None:
     """SB3's ``sync_envs_normalization``: the eval env's ``VecNormalize`` takes the training statistics."""
     from copy import deepcopy
@@ -474,10 +476,7 @@ def _sync_normalization(train: Any, evaluation: Any) -> None:
 
     target = find_vec_wrapper(evaluation, "VecNormalize")
     if target is None:
-        raise EvalEnvMismatchError(
-            "The training env is wrapped in VecNormalize but the EvalCallback's eval_env is not: wrap it the same "
-            "way (VecNormalize(eval_env, training=False, norm_reward=False)) so it sees normalized observations."
-        )
+        raise EvalEnvMismatchError(_UNNORMALIZED_EVAL_ENV)
     if train.norm_obs:
         target.obs_rms = deepcopy(train.obs_rms)
     target.ret_rms = deepcopy(train.ret_rms)

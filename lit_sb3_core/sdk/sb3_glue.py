@@ -183,9 +183,10 @@ class SB3Glue(AlgorithmPart):
     def _continue_episodes(self, last_obs: Any, episode_starts: np.ndarray) -> None:
         """Let the next ``learn`` go on with the env's episodes in flight instead of resetting it: SB3's
         ``load(path, env, force_reset=False)``, where ``last_obs`` is what that env returned last."""
-        self.get_env()  # builds the vector env the next learn steps
-        datamodule = self._learn_datamodule
-        env = None if datamodule is None else datamodule.get_env("fit")
+        self.get_env()  # builds the vector env of an env just handed over (load's env=)
+        env = self.vector_env
+        if env is None and self._learn_datamodule is not None:
+            env = self._learn_datamodule.get_env("fit")
         if env is None:
             raise ValueError(
                 f"{type(self).__name__} has no env to continue: pass env= with force_reset=False."

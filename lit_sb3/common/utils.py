@@ -22,6 +22,7 @@ from gymnasium import spaces
 
 from lit_sb3_core._version import __version__
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.schedules import ConstantSchedule, FloatSchedule, LinearSchedule
 from lit_sb3_core.foundation.spaces import obs_to_tensor
 from lit_sb3_core.nets.losses import quantile_huber_loss
 from lit_sb3_core.nets.off_policy_policies import polyak_update
@@ -113,58 +114,7 @@ def get_system_info(print_info: bool = True) -> tuple[dict[str, str], str]:
     return info, text
 
 
-# schedules (functions of progress_remaining: 1 at the start of training, 0 at the end) ----------------
-class ConstantSchedule:
-    """Always ``val``."""
-
-    def __init__(self, val: float) -> None:
-        self.val = val
-
-    def __call__(self, _: float) -> float:
-        return self.val
-
-    def __repr__(self) -> str:
-        return f"ConstantSchedule(val={self.val})"
-
-
-class LinearSchedule:
-    """From ``start`` to ``end`` over the first ``end_fraction`` of training, then ``end``."""
-
-    def __init__(self, start: float, end: float, end_fraction: float) -> None:
-        self.start = start
-        self.end = end
-        self.end_fraction = end_fraction
-
-    def __call__(self, progress_remaining: float) -> float:
-        done = 1.0 - progress_remaining
-        if done > self.end_fraction:
-            return self.end
-        return self.start + done * (self.end - self.start) / self.end_fraction
-
-    def __repr__(self) -> str:
-        return f"LinearSchedule(start={self.start}, end={self.end}, end_fraction={self.end_fraction})"
-
-
-class FloatSchedule:
-    """A schedule (or a constant) whose values are plain floats."""
-
-    def __init__(self, value_schedule: Schedule | float) -> None:
-        if isinstance(value_schedule, FloatSchedule):
-            self.value_schedule: Schedule = value_schedule.value_schedule
-        elif isinstance(value_schedule, (int, float)):
-            self.value_schedule = ConstantSchedule(float(value_schedule))
-        elif callable(value_schedule):
-            self.value_schedule = value_schedule
-        else:
-            raise TypeError(
-                f"A schedule must be a number or a callable, not {type(value_schedule).__name__}."
-            )
-
-    def __call__(self, progress_remaining: float) -> float:
-        return float(self.value_schedule(progress_remaining))
-
-    def __repr__(self) -> str:
-        return f"FloatSchedule({self.value_schedule})"
+# schedules (functions of progress_remaining: 1 at the start of training, 0 at the end): the core's
 
 
 def get_schedule_fn(value_schedule: Schedule | float) -> Schedule:

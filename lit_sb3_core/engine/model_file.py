@@ -26,6 +26,7 @@ import copy
 import json
 import logging
 import math
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,7 @@ from lit_sb3_core.engine.file_checks import (
 from lit_sb3_core.engine.protocol import RLModel
 from lit_sb3_core.errors import ConfigurationError, ModelFileError
 from lit_sb3_core.foundation.files import write_atomically
+from lit_sb3_core.foundation.schedules import SAMPLES, is_sampled, schedule_from_json, schedule_to_json
 from lit_sb3_core.foundation.spaces import describe_space, space_from_json, space_to_json
 
 if TYPE_CHECKING:
@@ -132,7 +134,7 @@ def save_model(
     except TypeError as exc:
         raise ModelFileError(
             f"Cannot save {type(model).__name__}: a hyperparameter is not a plain JSON value ({exc}). Pass "
-            "schedules as numbers or 'lin_<start>' strings and classes as import strings."
+            "classes as import strings ('package.module:Class') and other objects as numbers or strings."
         ) from None
     extra_state = model.extra_state()
     try:
@@ -249,7 +251,10 @@ def _hyperparameters_to_save(model: RLModel, exclude: set[str], include: set[str
             hyperparameters[name] = value
         elif name in model.hparams:  # an object attribute (a schedule, a class): its stored value
             hyperparameters[name] = model.hparams[name]
-    return hyperparameters
+    try:  # a callable schedule (a lambda) is written as numbers: files hold no code
+        return {name: schedule_to_json(value, name) for name, value in hyperparameters.items()}
+    except ConfigurationError as exc:
+        raise ModelFileError(f"Cannot save {type(model).__name__}: {exc}") from None
 
 
 def read_model_file(path: str | Path) -> ModelFile:
@@ -665,7 +670,7 @@ def load_model(
         metadata["observation_space"]
     )
     action_space = custom.pop("action_space", None) or space_from_json(metadata["action_space"])
-    hyperparameters = dict(metadata["hyperparameters"])
+    hyperparameters = _saved_schedules(dict(metadata["hyperparameters"]), custom, source)
     parameters = _constructor_parameters(cls)
     if "policy_kwargs" in overrides and overrides["policy_kwargs"] != hyperparameters.get("policy_kwargs"):
         raise ValueError(
@@ -727,6 +732,27 @@ def load_model(
     return model
 
 
+def _saved_schedules(hyperparameters: dict[str, Any], custom: dict[str, Any], source: str) -> dict[str, Any]:
+    """``hyperparameters`` with saved schedules rebuilt; a warning for each callable that was saved as
+    samples (a lambda) and that ``custom_objects`` does not replace."""
+    rebuilt = {}
+    for name, value in hyperparameters.items():
+        try:
+            rebuilt[name] = schedule_from_json(value, name)
+        except ConfigurationError as exc:
+            raise refuse(source, f"hyperparameters.{name}", f"is damaged: {exc}") from None
+    sampled = sorted(name for name, value in hyperparameters.items() if is_sampled(value) and name not in custom)
+    for name in sampled:
+        warnings.warn(
+            f"{source}: {name} was a Python function when saved. Model files hold no code, so it is "
+            f"rebuilt from its values at {SAMPLES} evenly spaced points of training (linear in between). "
+            f"Pass custom_objects={{{name!r}: <the function>}} to load(...) to use the function itself.",
+            UserWarning,
+            stacklevel=4,
+        )
+    return rebuilt
+
+
 def _check_optimizer_size(
     archive: _Archive, expected: dict[str, tuple[tuple[int, ...], torch.dtype]]
 ) -> None:
@@ -772,9 +798,9 @@ def _set_attributes(model: Any, attributes: dict[str, Any], path: str, parameter
     """SB3's ``model.__dict__.update(...)`` for the keys that are not constructor arguments."""
     for key, value in attributes.items():
         if key == "lr_schedule":
-            from lit_sb3_core.foundation.schedules import checked_schedule, make_schedule
+            from lit_sb3_core.foundation.schedules import make_schedule
 
-            model.lr_schedule = checked_schedule(make_schedule(value, "lr_schedule"), "lr_schedule")
+            model.lr_schedule = make_schedule(value, "lr_schedule")
             continue
         current = getattr(model, key, _NO_ATTRIBUTE)
         if (

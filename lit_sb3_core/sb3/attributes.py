@@ -75,13 +75,18 @@ class SB3Attributes:
     @property
     def learning_rate(self) -> Any:
         """The learning rate (a number, ``"lin_<start>"`` or a schedule) the model was built with."""
-        return self.hparams.get("learning_rate")  # type: ignore[attr-defined]
+        from lit_sb3_core.foundation.schedules import is_saved_schedule
+
+        value = self.hparams.get("learning_rate")  # type: ignore[attr-defined]
+        if is_saved_schedule(value):  # a callable, kept in hparams as JSON: the callable itself
+            return getattr(self.lr_schedule, "value_schedule", self.lr_schedule)
+        return value
 
     @learning_rate.setter
     def learning_rate(self, value: Any) -> None:
-        from lit_sb3_core.foundation.schedules import checked_schedule, make_schedule
+        from lit_sb3_core.foundation.schedules import Schedule, make_schedule
 
-        self.lr_schedule = checked_schedule(make_schedule(value, "learning_rate"), "learning_rate")
+        self.lr_schedule: Schedule = make_schedule(value, "learning_rate")
         self.hparams["learning_rate"] = value  # type: ignore[attr-defined]
 
     @property

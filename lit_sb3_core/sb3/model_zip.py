@@ -41,6 +41,7 @@ from lit_sb3_core.engine.file_checks import (
     is_sb3_archive,
 )
 from lit_sb3_core.errors import ModelFileError
+from lit_sb3_core.foundation.schedules import LinearSchedule
 from lit_sb3_core.foundation.spaces import MAX_DISCRETE_ACTIONS, MAX_SPACE_ELEMENTS, describe_space
 
 __all__ = [
@@ -332,8 +333,6 @@ def parse_space_repr(text: str, what: str = "space", depth: int = 0) -> spaces.S
 
 def parse_schedule_text(text: str) -> Any:
     """``ConstantSchedule(val=x)`` -> ``x``; ``LinearSchedule(start, end, end_fraction)`` -> a schedule."""
-    from lit_sb3_core.foundation.schedules import constant_schedule
-
     text = text.strip()
     constant = re.match(r"^ConstantSchedule\(val=([^)]+)\)$", text)
     if constant:
@@ -341,30 +340,14 @@ def parse_schedule_text(text: str) -> Any:
     linear = re.match(r"^LinearSchedule\(start=([^,]+), end=([^,]+), end_fraction=([^)]+)\)$", text)
     if linear:
         start, end, fraction = (float(v) for v in linear.groups())
-        return SB3LinearSchedule(start, end, fraction)
+        return LinearSchedule(start, end, fraction)
     nested = re.match(r"^FloatSchedule\(value_schedule=(.*)\)$", text)
     if nested:
         return parse_schedule_text(nested.group(1))
     try:
-        return constant_schedule(float(text))(1.0)
+        return float(text)
     except ValueError:
         raise NotReadable(f"the schedule {text!r} is a Python function, stored only as a pickle") from None
-
-
-class SB3LinearSchedule:
-    """SB3's ``LinearSchedule``: from ``start`` to ``end`` over the first ``end_fraction`` of training."""
-
-    def __init__(self, start: float, end: float, end_fraction: float) -> None:
-        self.start, self.end, self.end_fraction = float(start), float(end), float(end_fraction)
-
-    def __call__(self, progress_remaining: float) -> float:
-        progress = 1.0 - progress_remaining
-        if progress > self.end_fraction:
-            return self.end
-        return self.start + progress * (self.end - self.start) / self.end_fraction
-
-    def __repr__(self) -> str:
-        return f"SB3LinearSchedule(start={self.start}, end={self.end}, end_fraction={self.end_fraction})"
 
 
 # the fields of one file ----------------------------------------------------------------------------------
@@ -417,7 +400,9 @@ class SB3Fields:
                 if text is not None:
                     return parse_schedule_text(str(text))
                 if kind == "LinearSchedule":
-                    return SB3LinearSchedule(value["start"], value["end"], value["end_fraction"])
+                    return LinearSchedule(
+                        float(value["start"]), float(value["end"]), float(value["end_fraction"])
+                    )
                 if kind == "ConstantSchedule":
                     return float(value["val"])
             except (NotReadable, KeyError, TypeError, ValueError):

@@ -60,7 +60,7 @@ from lit_sb3_core.engine.exporters import DeterministicPolicy, PolicyModule, exp
 from lit_sb3_core.engine.lightning_internals import attached_trainer, trainer_callbacks
 from lit_sb3_core.envs.episodes import EpisodeStatistics
 from lit_sb3_core.errors import ConfigurationError, NestedSpaceError, UnknownNameError, UnsupportedSpaceError
-from lit_sb3_core.foundation.schedules import Schedule, checked_schedule, make_schedule
+from lit_sb3_core.foundation.schedules import Schedule, jsonable_schedules, make_schedule
 from lit_sb3_core.foundation.spaces import describe_space, is_image_space
 from lit_sb3_core.nets.actor_critic import class_to_string
 from lit_sb3_core.registry import registry as _registry
@@ -201,12 +201,13 @@ class RLAlgorithm(
         self._evaluation = Evaluation(self)
         self.save_hyperparameters(ignore=["env"])
         _keep_own_arguments(self.hparams, type(self))
+        jsonable_schedules(self.hparams)
         if "policy_kwargs" in self.hparams:  # only for a constructor that takes it (see OffPolicyAlgorithm)
             self.hparams["policy_kwargs"] = _jsonable_policy_kwargs(self.hparams["policy_kwargs"])
         if isinstance(self.hparams.get("policy"), type):
             self.hparams["policy"] = class_to_string(self.hparams["policy"])
         self.automatic_optimization = False
-        self.lr_schedule = checked_schedule(make_schedule(learning_rate, "learning_rate"), "learning_rate")
+        self.lr_schedule = make_schedule(learning_rate, "learning_rate")
         self.seed = seed
         self.verbose = verbose
         self.policy: torch.nn.Module | None = None

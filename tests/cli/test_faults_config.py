@@ -202,7 +202,10 @@ def test_a_valid_user_schedule_is_used_as_given() -> None:
         seen.append(progress)
         return 1e-3 * progress
 
-    model = PPO(learning_rate=schedule, **SMALL).learn(32, env="CartPole-v1")
+    model = PPO(learning_rate=schedule, **SMALL)
+    assert len(seen) == 1001, "sampled once when built, to be kept in hparams and model files as numbers"
+    seen.clear()
+    model.learn(32, env="CartPole-v1")
     assert seen[0] == 1.0 and min(seen) < 1.0
     assert model.trainer.optimizers[0].param_groups[0]["lr"] == pytest.approx(1e-3 * model.progress_remaining)
 

@@ -2,6 +2,7 @@
 
 import json
 import re
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -145,10 +146,55 @@ def test_a_failed_save_keeps_the_previous_file(
     assert [p.name for p in tmp_path.iterdir()] == ["keep.zip"], "a temporary file was left behind"
 
 
-def test_non_json_hyperparameters_cannot_be_saved(tmp_path: Path) -> None:
-    model = PPO(env="CartPole-v1", learning_rate=lambda progress: 1e-3 * progress, **SMALL)
-    with pytest.raises(ModelFileError, match="plain JSON"):
-        model.save(tmp_path / "x.zip")
+def test_lambda_schedules_survive_training_and_save_as_numbers(tmp_path: Path) -> None:
+    """Lightning drops unpicklable hyperparameters when training starts; a lambda schedule must still be
+    in the file, as values (files hold no code), and load back as a schedule with a warning that says how
+    to get the function itself."""
+    model = PPO(
+        env="CartPole-v1",
+        learning_rate=lambda progress: 1e-3 * progress,
+        clip_range=lambda progress: 0.1 + 0.2 * progress,
+        **SMALL,
+    )
+    model.learn(64)
+    path = tmp_path / "lambdas.zip"
+    model.save(path)
+    with zipfile.ZipFile(path) as archive:
+        stored = json.loads(archive.read("metadata.json"))["hyperparameters"]
+    assert stored["learning_rate"][":schedule:"] == "sampled" and len(stored["learning_rate"]["values"]) == 1001
+    with pytest.warns(UserWarning, match=r"clip_range was a Python function.*custom_objects") as record:
+        loaded = PPO.load(path)
+    assert sum("was a Python function" in str(w.message) for w in record) == 2
+    for progress in (1.0, 0.6173, 0.25, 0.0):
+        assert loaded.lr_schedule(progress) == pytest.approx(1e-3 * progress, abs=1e-12)
+        assert loaded.clip_range(progress) == pytest.approx(0.1 + 0.2 * progress)
+        assert type(loaded.lr_schedule(progress)) is float
+    loaded.save(tmp_path / "again.zip")  # a loaded sampled schedule saves as the same numbers
+    with zipfile.ZipFile(tmp_path / "again.zip") as archive:
+        assert json.loads(archive.read("metadata.json"))["hyperparameters"]["clip_range"] == stored["clip_range"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exact = PPO.load(path, custom_objects={"learning_rate": lambda p: 2e-3 * p, "clip_range": 0.3})
+    assert exact.lr_schedule(0.5) == pytest.approx(1e-3) and exact.clip_range(0.5) == 0.3
+
+
+def test_damaged_saved_schedules_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "a.zip"
+    PPO(env="CartPole-v1", learning_rate=lambda progress: 1e-3 * progress, **SMALL).save(path)
+
+    def damaged(meta: dict, schedule: dict) -> dict:
+        meta["hyperparameters"]["learning_rate"] = schedule
+        return meta
+
+    for damage in (
+        {":schedule:": "sampled", "values": [-1.0] * 1001},
+        {":schedule:": "sampled", "values": [1.0]},
+        {":schedule:": "exec", "code": "print(1)"},
+    ):
+        crafted = tmp_path / "crafted.zip"
+        _rewrite(path, crafted, lambda meta, d=damage: damaged(meta, d))
+        with pytest.raises(ModelFileError, match=r"hyperparameters\.learning_rate.*not a well-formed saved schedule"):
+            PPO.load(crafted)
 
 
 def test_a_crafted_file_naming_a_function_never_calls_it(saved, tmp_path: Path) -> None:

@@ -741,7 +741,9 @@ def _saved_schedules(hyperparameters: dict[str, Any], custom: dict[str, Any], so
             rebuilt[name] = schedule_from_json(value, name)
         except ConfigurationError as exc:
             raise refuse(source, f"hyperparameters.{name}", f"is damaged: {exc}") from None
-    sampled = sorted(name for name, value in hyperparameters.items() if is_sampled(value) and name not in custom)
+    sampled = sorted(
+        name for name, value in hyperparameters.items() if is_sampled(value) and name not in custom
+    )
     for name in sampled:
         warnings.warn(
             f"{source}: {name} was a Python function when saved. Model files hold no code, so it is "

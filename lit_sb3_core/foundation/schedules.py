@@ -117,7 +117,9 @@ class FloatSchedule:
         elif callable(value_schedule):
             self.value_schedule = value_schedule
         else:
-            raise TypeError(f"A schedule must be a number or a callable, not {type(value_schedule).__name__}.")
+            raise TypeError(
+                f"A schedule must be a number or a callable, not {type(value_schedule).__name__}."
+            )
         self.name: str | None = None if isinstance(self.value_schedule, _BUILT_IN) else name
 
     def __call__(self, progress_remaining: float) -> float:
@@ -217,7 +219,11 @@ def schedule_to_json(value: Any, name: str = "value") -> Any:
                 f"{progress:.4g}; it cannot be saved. Pass a number, 'lin_<start>' or a schedule that accepts "
                 "any progress_remaining in [0, 1]."
             ) from None
-        if isinstance(sample, bool) or not isinstance(sample, numbers.Real) or not 0 <= float(sample) < math.inf:
+        if (
+            isinstance(sample, bool)
+            or not isinstance(sample, numbers.Real)
+            or not 0 <= float(sample) < math.inf
+        ):
             raise ConfigurationError(
                 f"The {name} schedule {value!r} returned {sample!r} at progress_remaining={progress:.4g}; "
                 "a schedule must return finite, non-negative numbers to be saved."

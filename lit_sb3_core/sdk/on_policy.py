@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -176,6 +177,31 @@ class OnPolicyAlgorithm(RLAlgorithm):
     # A Lightning batch runs whole iterations until it covers at least this many env steps (see above).
     min_steps_per_batch: ClassVar[int] = 0
     dispatches_step_callbacks: ClassVar[bool] = True
+
+    def build_policy(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+        super().build_policy(observation_space, action_space)
+        self._maybe_recommend_cpu()
+
+    def _maybe_recommend_cpu(self, mlp_class_name: str = "ActorCriticPolicy") -> None:
+        """Warn, as SB3 does, when an MLP policy is to train on a GPU: small networks run faster on the CPU.
+
+        The GPU is the model's device (``model.device``) or the one ``learn`` will take (``device="auto"``
+        or ``"cuda"`` with a GPU present). ``mlp_class_name``: SB3's name of the MLP policy class.
+        """
+        requested = str(self.hparams.get("device", "auto")).split(":")[0].lower()
+        on_gpu = torch.device(self.device).type == "cuda" or (
+            requested in ("auto", "cuda", "gpu") and torch.cuda.is_available()
+        )
+        policy = self.hparams.get("policy", "MlpPolicy")
+        if not on_gpu or (policy != "MlpPolicy" and self.policy_class().__name__ != mlp_class_name):
+            return
+        warnings.warn(
+            f"You are trying to run {type(self).__name__} on the GPU, but with an MLP policy it trains faster "
+            "on the CPU (its networks are too small to keep a GPU busy). Pass device='cpu', or set "
+            "CUDA_VISIBLE_DEVICES= to hide the GPU. The model will train on the GPU, only more slowly.",
+            UserWarning,
+            stacklevel=3,
+        )
 
     def check_spaces(self, observation_space: spaces.Space, action_space: spaces.Space) -> None:
         super().check_spaces(observation_space, action_space)

@@ -161,7 +161,9 @@ def test_lambda_schedules_survive_training_and_save_as_numbers(tmp_path: Path) -
     model.save(path)
     with zipfile.ZipFile(path) as archive:
         stored = json.loads(archive.read("metadata.json"))["hyperparameters"]
-    assert stored["learning_rate"][":schedule:"] == "sampled" and len(stored["learning_rate"]["values"]) == 1001
+    assert (
+        stored["learning_rate"][":schedule:"] == "sampled" and len(stored["learning_rate"]["values"]) == 1001
+    )
     with pytest.warns(UserWarning, match=r"clip_range was a Python function.*custom_objects") as record:
         loaded = PPO.load(path)
     assert sum("was a Python function" in str(w.message) for w in record) == 2
@@ -171,7 +173,9 @@ def test_lambda_schedules_survive_training_and_save_as_numbers(tmp_path: Path) -
         assert type(loaded.lr_schedule(progress)) is float
     loaded.save(tmp_path / "again.zip")  # a loaded sampled schedule saves as the same numbers
     with zipfile.ZipFile(tmp_path / "again.zip") as archive:
-        assert json.loads(archive.read("metadata.json"))["hyperparameters"]["clip_range"] == stored["clip_range"]
+        assert (
+            json.loads(archive.read("metadata.json"))["hyperparameters"]["clip_range"] == stored["clip_range"]
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         exact = PPO.load(path, custom_objects={"learning_rate": lambda p: 2e-3 * p, "clip_range": 0.3})
@@ -193,7 +197,9 @@ def test_damaged_saved_schedules_are_refused(tmp_path: Path) -> None:
     ):
         crafted = tmp_path / "crafted.zip"
         _rewrite(path, crafted, lambda meta, d=damage: damaged(meta, d))
-        with pytest.raises(ModelFileError, match=r"hyperparameters\.learning_rate.*not a well-formed saved schedule"):
+        with pytest.raises(
+            ModelFileError, match=r"hyperparameters\.learning_rate.*not a well-formed saved schedule"
+        ):
             PPO.load(crafted)
 
 

@@ -30,7 +30,7 @@ import os
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple, cast
 
 import numpy as np
 import torch
@@ -38,7 +38,7 @@ from gymnasium import spaces
 
 from lit_sb3_core.errors import ConfigurationError, UnsupportedSpaceError
 from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
-from lit_sb3_core.foundation.files import write_atomically
+from lit_sb3_core.foundation.files import is_file_object, spooled_copy, write_atomically
 from lit_sb3_core.foundation.spaces import action_dim, describe_space, space_from_json, space_to_json
 
 __all__ = ["DictReplayBuffer", "DictReplaySamples", "NStepReplayBuffer", "ReplayBuffer", "ReplaySamples"]
@@ -597,23 +597,30 @@ class ReplayBuffer:
                     "Create the buffer with the same buffer_size, n_envs and optimize_memory_usage."
                 )
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path | IO[bytes]) -> Path | IO[bytes]:
         """Write the buffer's contents as a NumPy archive (arrays and a JSON header; no pickle) to ``path``,
         ``.npz`` added when it has no suffix. A name SB3 gives (``.pkl``) is kept, as ``VecNormalize.save``
         keeps it, so scripts that look for SB3's file names find them."""
-        target = Path(path)
+        header = np.frombuffer(json.dumps(self.storage_header()).encode(), dtype=np.uint8)
+        arrays: dict[str, Any] = {_HEADER: header, **self.storage_arrays()}
+        if is_file_object(path):  # SB3's save_replay_buffer(file_object): written in place, left open
+            np.savez(cast("IO[bytes]", path), **arrays)
+            return cast("IO[bytes]", path)
+        target = Path(cast("str | Path", path))
         if not target.suffix:
             target = target.with_suffix(".npz")
-        header = np.frombuffer(json.dumps(self.storage_header()).encode(), dtype=np.uint8)
         # Written beside the target and renamed into place: a failed save (full disk, interrupt) keeps the
         # previous file as it was and leaves no partial file behind.
-        arrays: dict[str, Any] = {_HEADER: header, **self.storage_arrays()}
-        write_atomically(target, lambda handle: np.savez(handle, **arrays))
-        return target
+        return write_atomically(target, lambda handle: np.savez(handle, **arrays))
 
     @classmethod
-    def load(cls, path: str | Path, device: torch.device | str = "cpu") -> ReplayBuffer:
-        """Rebuild a buffer written by ``save``; never unpickles."""
+    def load(cls, path: str | Path | IO[bytes], device: torch.device | str = "cpu") -> ReplayBuffer:
+        """Rebuild a buffer written by ``save``; never unpickles. ``path`` may be an open binary file, read
+        from its start and left open."""
+        if is_file_object(path):
+            with spooled_copy(cast("IO[bytes]", path), ".npz") as copy:
+                return cls.load(copy, device)
+        path = cast("str | Path", path)
         source = Path(path)
         if not source.exists() and source.suffix != ".npz":
             source = source.with_name(source.name + ".npz")

@@ -30,7 +30,7 @@ import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -54,7 +54,7 @@ from lit_sb3_core.engine.file_checks import (
 )
 from lit_sb3_core.engine.protocol import RLModel
 from lit_sb3_core.errors import ConfigurationError, ModelFileError
-from lit_sb3_core.foundation.files import write_atomically
+from lit_sb3_core.foundation.files import is_file_object, spooled_copy, write_atomically
 from lit_sb3_core.foundation.schedules import SAMPLES, is_sampled, schedule_from_json, schedule_to_json
 from lit_sb3_core.foundation.spaces import describe_space, space_from_json, space_to_json
 
@@ -112,11 +112,12 @@ def _jsonable(value: Any) -> Any:
 
 def save_model(
     model: RLModel,
-    path: str | Path,
+    path: str | Path | IO[bytes],
     exclude: Iterable[str] | None = None,
     include: Iterable[str] | None = None,
-) -> Path:
-    """Write ``model`` to ``path`` (``.zip`` added when there is no suffix) atomically.
+) -> Path | IO[bytes]:
+    """Write ``model`` to ``path`` (``.zip`` added when there is no suffix) atomically, or into an open
+    binary file, which is left open.
 
     ``exclude`` and ``include`` are SB3's: excluded hyperparameters are left out of the file (a load
     gives them their defaults); included ones are written with the model's current value of the
@@ -171,7 +172,6 @@ def save_model(
         k.replace("._orig_mod.", "."): v.detach().cpu().contiguous() for k, v in model.state_dict().items()
     }
     episodes = _episodes_payload(model)
-    target = _with_suffix(path)
 
     def write(handle: Any) -> None:
         with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -185,8 +185,10 @@ def save_model(
             if episodes:
                 archive.writestr(_EPISODES, save_safetensors(episodes), compress_type=zipfile.ZIP_STORED)
 
-    write_atomically(target, write)
-    return target
+    if is_file_object(path):  # SB3's save(file_object): written in place, left open
+        write(path)
+        return cast("IO[bytes]", path)
+    return write_atomically(_with_suffix(cast("str | Path", path)), write)
 
 
 def _episodes_payload(model: RLModel) -> dict[str, torch.Tensor]:
@@ -598,7 +600,7 @@ def _expected_state(
 
 
 def load_model(
-    path: str | Path,
+    path: str | Path | IO[bytes],
     env: Any = None,
     expected_cls: type[RLModel] | None = None,
     device: str | None = None,
@@ -621,7 +623,14 @@ def load_model(
     ``force_reset=False`` with an ``env`` continues the episodes the file saved as in flight (SB3's
     semantics: the caller promises ``env`` is still in that state, e.g. the env the model was saved from);
     otherwise the next ``learn`` starts on freshly reset environments.
+    ``path`` may also be an open binary file (SB3's ``load(file_object)``), which is left open.
     """
+    if is_file_object(path):
+        with spooled_copy(cast("IO[bytes]", path), ".zip") as copy:
+            return load_model(
+                copy, env, expected_cls, device, custom_objects, print_system_info, force_reset, **overrides
+            )
+    path = cast("str | Path", path)
     sb3_path = _sb3_file(path)
     if sb3_path is not None:
         if (

@@ -22,11 +22,12 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["next_run_id", "remove_stale_temporaries", "write_atomically"]
+__all__ = ["is_file_object", "next_run_id", "remove_stale_temporaries", "spooled_copy", "write_atomically"]
 
 _TEMPORARY = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")
 # What an export writes before its rename (``.policy.partial-<pid>.onnx``, see engine/export.py).
@@ -69,6 +70,26 @@ def write_atomically(target: str | Path, write: Callable[[IO[bytes]], object]) -
     _fsync_folder(target.parent)
     remove_stale_temporaries(target.parent)
     return target
+
+
+def is_file_object(value: object) -> bool:
+    """Whether ``value`` is an open binary file (``open(..., "rb")``, ``io.BytesIO``, a temporary file)
+    rather than a path: SB3's ``save``/``load`` accept both, and leave a file object open."""
+    return not isinstance(value, (str, bytes, os.PathLike)) and all(
+        callable(getattr(value, name, None)) for name in ("read", "seek")
+    )
+
+
+@contextlib.contextmanager
+def spooled_copy(handle: IO[bytes], suffix: str) -> Iterator[Path]:
+    """The whole content of an open file, from its start, as a temporary file that is removed afterwards;
+    the handle stays open (its position moves to the end). For readers that check a file by its path."""
+    with tempfile.TemporaryDirectory(prefix="lit-sb3-") as folder:
+        path = Path(folder) / f"from-file-object{suffix}"
+        handle.seek(0)
+        with path.open("wb") as copy:
+            shutil.copyfileobj(handle, copy)
+        yield path
 
 
 def _temporary_beside(target: Path) -> Path:

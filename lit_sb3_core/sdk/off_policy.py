@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import IO, TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -629,7 +629,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         return unscale_action(shaped, low, high).astype(np.float32)
 
     # SB3 surface ------------------------------------------------------------------------------------------
-    def save_replay_buffer(self, path: str | Path) -> Path:
+    def save_replay_buffer(self, path: str | Path | IO[bytes]) -> Path | IO[bytes]:
         """Write the replay buffer as a NumPy archive (arrays and a JSON header; no pickle): ``.npz`` added to a
         path without a suffix, SB3's ``.pkl`` kept."""
         if self.replay_buffer is None:
@@ -638,7 +638,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
             )
         return self.replay_buffer.save(path)
 
-    def load_replay_buffer(self, path: str | Path, truncate_last_traj: bool = True) -> None:
+    def load_replay_buffer(self, path: str | Path | IO[bytes], truncate_last_traj: bool = True) -> None:
         """Replace the replay buffer with one written by ``save_replay_buffer``.
 
         ``truncate_last_traj`` (SB3's name; buffers with episode bookkeeping, HER's, only): end the episodes

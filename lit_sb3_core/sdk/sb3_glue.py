@@ -8,7 +8,7 @@ import logging
 import re
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -261,7 +261,10 @@ class SB3Glue(AlgorithmPart):
                 self.pending_optimizer_states = [copy.deepcopy(s) for s in optimizer_states]
 
     def save(
-        self, path: str | Path, exclude: Iterable[str] | None = None, include: Iterable[str] | None = None
+        self,
+        path: str | Path | IO[bytes],
+        exclude: Iterable[str] | None = None,
+        include: Iterable[str] | None = None,
     ) -> None:
         """Write a model file: JSON metadata + safetensors weights, atomically (see ``lit_sb3.load``).
 
@@ -275,7 +278,7 @@ class SB3Glue(AlgorithmPart):
     @classmethod
     def load(
         cls,
-        path: str | Path,
+        path: str | Path | IO[bytes],
         env: Any = None,
         device: str = "auto",
         custom_objects: dict[str, Any] | None = None,

@@ -4,6 +4,7 @@ SB3 users reach for, and ``load(env=model.get_env())``. Real envs, real training
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -168,3 +169,28 @@ def test_a_reset_that_turns_the_last_transition_into_a_termination_warns(
     assert len(messages) == (1 if warns else 0)
     if messages:
         assert "The last trajectory in the replay buffer will be truncated" in messages[0]
+
+
+def test_models_and_replay_buffers_save_to_and_load_from_open_files() -> None:
+    """SB3's save(file_object)/load(file_object): in memory or an open file, left open afterwards."""
+    import io
+    import tempfile
+
+    model = PPO("MlpPolicy", "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1, seed=0).learn(32)
+    with tempfile.TemporaryFile() as handle:
+        model.save(handle)
+        loaded = PPO.load(handle)
+        assert not handle.closed
+    for name, value in model.policy.state_dict().items():
+        assert torch.equal(value, loaded.policy.state_dict()[name])
+
+    sac = SAC("MlpPolicy", "Pendulum-v1", buffer_size=64, learning_starts=16, seed=0).learn(20)
+    memory = io.BytesIO()
+    sac.save_replay_buffer(memory)
+    fresh = SAC("MlpPolicy", "Pendulum-v1", buffer_size=64, seed=1)
+    fresh.load_replay_buffer(memory)
+    assert not memory.closed and fresh.replay_buffer.size() == sac.replay_buffer.size() == 20
+    np.testing.assert_array_equal(fresh.replay_buffer.observations, sac.replay_buffer.observations)
+
+    with pytest.raises(ModelFileError, match="is not a model file"):
+        PPO.load(io.BytesIO(b"not a zip file at all"))

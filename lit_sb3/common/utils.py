@@ -114,7 +114,8 @@ def get_system_info(print_info: bool = True) -> tuple[dict[str, str], str]:
     return info, text
 
 
-# schedules (functions of progress_remaining: 1 at the start of training, 0 at the end): the core's
+# schedules (functions of progress_remaining: 1 at the start of training, 0 at the end): ConstantSchedule,
+# LinearSchedule and FloatSchedule are the core's classes (imported above), the ones models hold.
 
 
 def get_schedule_fn(value_schedule: Schedule | float) -> Schedule:

@@ -2,7 +2,8 @@
 
 Layout of ``model.zip``::
 
-    metadata.json          format version, algorithm registry name, library version, hyperparameters,
+    metadata.json          format version, algorithm registry name, library version, hyperparameters
+                           (a callable schedule as its sampled values: ``foundation.schedules``),
                            spaces as JSON, counters, optimizer param groups
     model.safetensors      the algorithm's state dict: policy (and target networks, normalization
                            statistics, ... whatever modules the algorithm holds)

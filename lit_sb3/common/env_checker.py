@@ -69,8 +69,11 @@ def check_env(env: gym.Env, warn: bool = True, skip_render_check: bool = True) -
         return  # what reset/step return cannot be checked against these spaces (warned above)
     _check_reset_result(first, observation_space)
     observation = _check_step_result(env.step(action_space.sample()), observation_space)
-    if isinstance(observation_space, spaces.Dict) and {"achieved_goal", "desired_goal"} <= set(
-        observation_space.spaces
+    # A goal env (HER's) is one with compute_reward, as in SB3: goal keys alone are a plain Dict env.
+    if (
+        isinstance(observation_space, spaces.Dict)
+        and {"achieved_goal", "desired_goal"} <= set(observation_space.spaces)
+        and hasattr(env.unwrapped, "compute_reward")
     ):
         _check_compute_reward(env, observation)
     if not skip_render_check and env.render_mode is not None:

@@ -195,3 +195,37 @@ def test_a_good_env_passes_without_warnings() -> None:
         check_env(
             ScriptedEnv(spaces.Dict({"a": BOX, "b": spaces.Discrete(3)}), action_space=spaces.Discrete(2))
         )
+
+
+class _GoalKeyedEnv(gym.Env):
+    """A Dict env whose keys are HER's; with ``compute_reward`` only when ``goal_env``."""
+
+    def __init__(self, goal_env: bool, batched: bool = True) -> None:
+        box = spaces.Box(-1.0, 1.0, (2,), np.float32)
+        self.observation_space = spaces.Dict({"observation": box, "achieved_goal": box, "desired_goal": box})
+        self.action_space = spaces.Box(-1.0, 1.0, (2,), np.float32)
+        if goal_env:
+            self.compute_reward = self._batched if batched else self._one_reward
+
+    def _batched(self, achieved: np.ndarray, desired: np.ndarray, info: Any) -> np.ndarray:
+        return -np.linalg.norm(achieved - desired, axis=-1)
+
+    def _one_reward(self, achieved: np.ndarray, desired: np.ndarray, info: Any) -> float:
+        return -1.0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        return self.observation_space.sample(), {}
+
+    def step(self, action: np.ndarray) -> tuple[Any, float, bool, bool, dict]:
+        return self.observation_space.sample(), 0.0, False, False, {}
+
+
+def test_goal_keys_make_a_goal_env_only_with_compute_reward() -> None:
+    """SB3 checks compute_reward on envs that have one; HER's key names alone are a plain Dict env."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(_GoalKeyedEnv(goal_env=False), warn=False, skip_render_check=True)
+        check_env(_GoalKeyedEnv(goal_env=True), warn=False, skip_render_check=True)
+    with pytest.raises(EnvCheckError, match="must work on batches"):
+        check_env(_GoalKeyedEnv(goal_env=True, batched=False), warn=False, skip_render_check=True)

@@ -124,9 +124,7 @@ class FloatSchedule:
 
     def __call__(self, progress_remaining: float) -> float:
         value = self.value_schedule(progress_remaining)
-        if self.name is not None and (
-            isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < math.inf
-        ):
+        if self.name is not None and not _is_schedule_value(value):
             raise ConfigurationError(
                 f"The {self.name} schedule {self.value_schedule!r} returned {value!r} at progress_remaining="
                 f"{progress_remaining:.4g}; a schedule must return finite, non-negative numbers."
@@ -219,11 +217,7 @@ def schedule_to_json(value: Any, name: str = "value") -> Any:
                 f"{progress:.4g}; it cannot be saved. Pass a number, 'lin_<start>' or a schedule that accepts "
                 "any progress_remaining in [0, 1]."
             ) from None
-        if (
-            isinstance(sample, bool)
-            or not isinstance(sample, numbers.Real)
-            or not 0 <= float(sample) < math.inf
-        ):
+        if not _is_schedule_value(sample):
             raise ConfigurationError(
                 f"The {name} schedule {value!r} returned {sample!r} at progress_remaining={progress:.4g}; "
                 "a schedule must return finite, non-negative numbers to be saved."
@@ -268,11 +262,15 @@ def schedule_from_json(value: Any, name: str = "value") -> Any:
     kind = value[_KIND]
     if kind == "linear" and set(value) == {_KIND, "start", "end", "end_fraction"}:
         numbers_ = [value["start"], value["end"], value["end_fraction"]]
-        if all(_non_negative(v) for v in numbers_) and value["end_fraction"] > 0:
+        if all(_is_schedule_value(v) for v in numbers_) and value["end_fraction"] > 0:
             return LinearSchedule(*(float(v) for v in numbers_))
     if kind == "sampled" and set(value) == {_KIND, "values"}:
         samples = value["values"]
-        if isinstance(samples, list) and len(samples) == SAMPLES and all(_non_negative(v) for v in samples):
+        if (
+            isinstance(samples, list)
+            and len(samples) == SAMPLES
+            and all(_is_schedule_value(v) for v in samples)
+        ):
             return SampledSchedule(samples)
     raise ConfigurationError(
         f"The {name} schedule {str(value)[:120]} is not a well-formed saved schedule: a linear one has "
@@ -281,5 +279,6 @@ def schedule_from_json(value: Any, name: str = "value") -> Any:
     )
 
 
-def _non_negative(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < math.inf
+def _is_schedule_value(value: Any) -> bool:
+    """What a schedule may return: a finite, non-negative real number (numpy scalars included)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and 0 <= float(value) < math.inf

@@ -111,6 +111,28 @@ def wandb_records(path: Path) -> list[Any]:
     return records
 
 
+def finished_wandb_records(path: Path, timeout: float = 60.0) -> list[Any]:
+    """The run file's records once W&B's service has written them all (its ``exit`` record comes last).
+
+    ``wandb.finish()`` can return before the service process has flushed the file: on a loaded machine the
+    history rows were not there yet when read (CI, 2026-12-03)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            records = wandb_records(path)
+        except Exception:  # a record cut short by the writer: read again
+            if time.monotonic() > deadline:
+                raise
+            records = []
+        kinds = [record.WhichOneof("record_type") for record in records]
+        if "exit" in kinds or time.monotonic() > deadline:
+            assert "exit" in kinds, f"{path} has no exit record after {timeout:.0f} s: {kinds}"
+            return records
+        time.sleep(0.2)
+
+
 def test_wandb_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     wandb = pytest.importorskip("wandb", reason="pip install 'lit-sb3-core[loggers]'")
     import json
@@ -126,7 +148,7 @@ def test_wandb_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     finally:
         wandb.finish()
     (run_file,) = tmp_path.glob("wandb/offline-run-*/run-*.wandb")
-    records = wandb_records(run_file)
+    records = finished_wandb_records(run_file)
     history = [
         {(item.key or "/".join(item.nested_key)): json.loads(item.value_json) for item in record.history.item}
         for record in records

@@ -50,6 +50,7 @@ from lit_sb3_core.data.replay_buffer import DictReplayBuffer, NStepReplayBuffer,
 from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.checks import check_fraction, check_non_negative_int, check_positive_int
+from lit_sb3_core.foundation.rng import GlobalNumpyRng
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import (
     describe_space,
@@ -244,7 +245,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self._stop_requested = False  # a step callback returned False
         self.current_learning_rate = 0.0
         self._train_stats = _TrainStats()
-        self.exploration_rng: np.random.Generator | None = None
+        self.exploration_rng: np.random.Generator | GlobalNumpyRng | None = None
         self._pending_off_policy_state: dict[str, Any] | None = None
         super().__init__(
             policy=policy,
@@ -306,7 +307,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 cls = NStepReplayBuffer if self.n_steps > 1 else ReplayBuffer
             kwargs.update(n_steps=self.n_steps, gamma=self.gamma)
         if isinstance(cls, type) and issubclass(cls, ReplayBuffer):
-            kwargs["seed"] = self._rank_seed(1)
+            kwargs["seed"] = self._own_stream_seed(1)
         kwargs.update(self.replay_buffer_kwargs)
         try:
             return cls(
@@ -340,6 +341,11 @@ class OffPolicyAlgorithm(RLAlgorithm):
         exists after construction); it is resized to the run's number of envs, and seeded, at fit start."""
         if self.action_noise is None and isinstance(self.action_space, spaces.Box):
             self.action_noise = make_action_noise(self._noise_source, int(np.prod(self.action_space.shape)))
+
+    def _own_stream_seed(self, stream: int) -> int | None:
+        """``_rank_seed(stream)`` under DDP; None in one process, where the buffer and exploration draw from
+        numpy's global generator with SB3's calls (``GlobalNumpyRng``), so a seed gives SB3's run."""
+        return self._rank_seed(stream) if self.world_size > 1 else None
 
     def _rank_seed(self, stream: int) -> int | None:
         """A distinct seed per rank and purpose (``stream``), derived from ``seed``."""
@@ -395,7 +401,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
             self._action_low = np.asarray(self.action_space.low, dtype=np.float32)
             self._action_high = np.asarray(self.action_space.high, dtype=np.float32)
         if self.exploration_rng is None:
-            self.exploration_rng = np.random.default_rng(self._rank_seed(3))
+            seed = self._own_stream_seed(3)
+            self.exploration_rng = GlobalNumpyRng() if seed is None else np.random.default_rng(seed)
         self._apply_pending_state()
         self._budget = self.total_timesteps
         self._step_increment = n_envs * self.world_size
@@ -529,7 +536,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         steps = episodes = 0
         while (steps < frequency) if by_steps else (episodes < frequency):
             if self.num_timesteps < random_until:
-                env_actions = env.action_space.sample()
+                env_actions = self.random_actions()
                 buffer_actions = self._scale(env_actions) if box else env_actions - discrete_offset
             else:
                 buffer_actions = explore(self.last_obs)
@@ -588,6 +595,17 @@ class OffPolicyAlgorithm(RLAlgorithm):
             terminated=loop["terminated"],
             truncated=loop["truncated"],
         )
+
+    def random_actions(self) -> np.ndarray:
+        """One uniformly random action per env, in the env's space.
+
+        In one process drawn as SB3 draws them: one sample of the model's action space per env (seeded with
+        the model; for SB3's vec envs it is the first env's own space). Under DDP from each rank's vector env.
+        """
+        assert self.vector_env is not None and self.action_space is not None
+        if self.world_size > 1:
+            return np.asarray(self.vector_env.action_space.sample())
+        return np.array([self.action_space.sample() for _ in range(self.vector_env.num_envs)])
 
     def random_warmup_steps(self) -> int:
         """Environment steps that act uniformly at random (from the action space) before ``explore`` does.
@@ -667,7 +685,9 @@ class OffPolicyAlgorithm(RLAlgorithm):
         state: dict[str, Any] = {
             "episode_num": self.episode_num,
             "n_calls": self.n_calls,
-            "rng": self.exploration_rng.bit_generator.state if self.exploration_rng is not None else None,
+            "rng": self.exploration_rng.bit_generator.state
+            if isinstance(self.exploration_rng, np.random.Generator)
+            else None,  # numpy's global generator: its state is the checkpoint's "rng"
             "noise": self.action_noise.state_dict() if self.action_noise is not None else None,
         }
         if self.checkpoint_replay_buffer and self.replay_buffer is not None:
@@ -688,7 +708,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if state is None:
             return
         self._pending_off_policy_state = None
-        if state.get("rng") is not None and self.exploration_rng is not None:
+        if state.get("rng") is not None and isinstance(self.exploration_rng, np.random.Generator):
             self.exploration_rng.bit_generator.state = state["rng"]
         if state.get("noise") is not None and self.action_noise is not None:
             self.action_noise.load_state_dict(state["noise"])

@@ -1,10 +1,12 @@
-"""A2C and PPO take Stable-Baselines3's gradient steps: from one seed, on one env, lit-sb3's weights after
-real training equal SB3's to float rounding.
+"""A2C, PPO, MaskablePPO, DQN and QR-DQN take Stable-Baselines3's gradient steps: from one seed, on one env,
+lit-sb3's weights after real training equal SB3's to float rounding.
 
 Nothing is handed over: initial weights, sampled actions, the env's resets, the rollout, advantages, PPO's
-minibatch order (numpy's global generator over SB3's env-major flattening, ``sb3_shuffle``), losses,
-clipping and optimizer are each library's own, and draw the same random numbers from the same seed. This
-is why a seed gives the same learning curve, and the same pass or fail of a learning threshold, in both.
+minibatch order (numpy's global generator over SB3's env-major flattening, ``sb3_shuffle``), the replay
+buffer's minibatch indices and DQN's epsilon-greedy draws (numpy's global generator, ``GlobalNumpyRng``),
+losses, clipping and optimizer are each library's own, and draw the same random numbers from the same
+seed. This is why a seed gives the same learning curve, and the same pass or fail of a learning threshold,
+in both.
 """
 
 from __future__ import annotations
@@ -85,3 +87,41 @@ def test_maskable_ppo_weights_after_training_equal_sb3_contribs() -> None:
         "MlpPolicy", lit_env_util.make_vec_env(lambda: LitEnv(dim=8, n_invalid_actions=3)), **kwargs
     ).learn(total_timesteps=steps)
     _assert_same_weights(theirs.policy.state_dict(), ours.policy.state_dict())
+
+
+def _sb3_contrib(algo: str, steps: int, **kwargs: Any) -> dict[str, torch.Tensor]:
+    import sb3_contrib
+    from stable_baselines3.common.env_util import make_vec_env
+
+    env = make_vec_env(ENV_ID, n_envs=N_ENVS, seed=SEED)
+    model = getattr(sb3_contrib, algo)("MlpPolicy", env, seed=SEED, device="cpu", **kwargs)
+    model.learn(total_timesteps=steps)
+    return {k: v.detach().clone() for k, v in model.policy.state_dict().items()}
+
+
+# Off-policy: the warm-up's random actions (one sample of the model's action space per env), epsilon-greedy
+# decisions and minibatch indices come from the generators SB3 draws them from, in its order.
+DQN_KWARGS = {
+    "learning_starts": 50,
+    "train_freq": 2,
+    "gradient_steps": 2,
+    "target_update_interval": 40,
+    "batch_size": 16,
+    "exploration_fraction": 0.5,
+    "policy_kwargs": {"net_arch": [16]},
+}
+
+
+def test_dqn_weights_after_training_equal_sb3s() -> None:
+    sb3, lit = _sb3("DQN", 400, **DQN_KWARGS), _lit("DQN", 400, **DQN_KWARGS)
+    _assert_same_weights(sb3, lit)
+
+
+def test_qrdqn_weights_after_training_equal_sb3_contribs() -> None:
+    pytest.importorskip("sb3_contrib")
+    pytest.importorskip("lit_sb3_qrdqn")
+    kwargs = {**DQN_KWARGS, "policy_kwargs": {"net_arch": [16], "n_quantiles": 5}}
+    sb3 = _sb3_contrib("QRDQN", 400, **kwargs)
+    lit = _lit("QRDQN", 400, **kwargs)
+    renamed = {k.replace("q_net", "quantile_net"): v for k, v in lit.items()}
+    _assert_same_weights(sb3, renamed)

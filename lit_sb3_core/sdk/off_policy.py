@@ -61,8 +61,10 @@ from lit_sb3_core.foundation.spaces import (
 from lit_sb3_core.nets.actor_critic import class_to_string
 from lit_sb3_core.nets.off_policy_policies import OffPolicyPolicy
 from lit_sb3_core.registry.names import resolve_named_class
+from lit_sb3_core.sb3.own_loop import RolloutReturn, check_own_loop
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, clip_grad_norm
 from lit_sb3_core.sdk.fast_path import plain_calls
+from lit_sb3_core.sdk.step_callbacks import StepCallbacks
 
 if TYPE_CHECKING:
     from typing import Self
@@ -483,6 +485,11 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 f"{type(self).__name__}.train(gradient_steps={gradient_steps}) samples the replay buffer, which "
                 "is empty: collect transitions first with model.learn(...)."
             )
+        if attached_trainer(self) is None:
+            raise ConfigurationError(
+                f"{type(self).__name__}.train(gradient_steps={gradient_steps}) steps the optimizers of a Lightning "
+                "trainer, which a model has once it has trained: call model.learn(...) once first."
+            )
         self._set_policy_mode(True)
         self.train_on_buffer(steps, size)
         return self
@@ -567,6 +574,43 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if has_callbacks:
             callbacks.rollout_end()
         return steps * env.num_envs
+
+    def collect_rollouts(
+        self,
+        env: Any,
+        callback: Any,
+        train_freq: Any,
+        replay_buffer: Any,
+        action_noise: ActionNoise | None = None,
+        learning_starts: int = 0,
+        log_interval: int | None = None,
+    ) -> RolloutReturn:
+        """SB3's ``collect_rollouts``, for code that runs SB3's loop itself after ``_setup_learn``.
+
+        ``collect_chunk`` with SB3's arguments: it steps the training env (``model.get_env()``) for one
+        ``train_freq`` (``model.train_freq``, ``4`` or ``(1, "episode")``) into ``replay_buffer``
+        (``model.replay_buffer``), with ``action_noise`` on Box actions and random actions until
+        ``learning_starts`` steps, calling ``callback`` around and after every step. Returns SB3's
+        ``RolloutReturn(episode_timesteps, n_episodes, continue_training)``. ``log_interval`` is accepted
+        for SB3's signature: ``learn`` writes the logs.
+        """
+        check_own_loop(self, env, replay_buffer, self.replay_buffer, callback)
+        frequency = parse_train_freq(train_freq)
+        check_non_negative_int("learning_starts", learning_starts)
+        run = (self.train_freq, self.action_noise, self.learning_starts, self.step_callbacks)
+        self.train_freq, self.action_noise, self.learning_starts = (
+            frequency,
+            action_noise,
+            int(learning_starts),
+        )
+        self.step_callbacks = StepCallbacks([callback] if callback is not None else [])
+        self._stop_requested = False
+        episodes = self.episode_num
+        try:
+            steps = self.collect_chunk()
+        finally:
+            self.train_freq, self.action_noise, self.learning_starts, self.step_callbacks = run
+        return RolloutReturn(steps, self.episode_num - episodes, not self._stop_requested)
 
     def chunk_step_locals(self, loop: dict[str, Any]) -> dict[str, Any]:
         """SB3's ``self.locals`` for a step callback, from ``collect_chunk``'s local variables."""

@@ -50,6 +50,39 @@ class SB3Glue(AlgorithmPart):
         from lit_sb3_core.engine.trainer import RLTrainer
 
         total_timesteps = check_positive_int("total_timesteps", total_timesteps)
+        datamodule = self._learn_run(env, reset_num_timesteps, n_envs)
+        run_name = tb_log_name or type(self).__name__
+        log_dir = self.hparams.get("tensorboard_log")
+        custom_logger = self._sb3_logger.custom
+        if custom_logger is not None:  # set_logger replaces tensorboard_log, as in SB3
+            loggers: Any = custom_logger.lightning_loggers() or False
+            log_dir = custom_logger.get_dir()
+        elif log_dir:
+            loggers = [_tensorboard_run(log_dir, run_name, reset_num_timesteps)]
+        else:
+            loggers = False
+        callbacks = _as_lightning_callbacks(callback)
+        with quiet_lightning(self.verbose):
+            trainer = RLTrainer(
+                max_steps=int(self.num_timesteps + total_timesteps),
+                run_name=run_name,
+                accelerator=_accelerator(self.hparams.get("device", "auto")),
+                devices=1,
+                logger=loggers,
+                default_root_dir=log_dir,
+                callbacks=callbacks,
+                enable_checkpointing=False,
+                enable_progress_bar=progress_bar,
+                enable_model_summary=False,
+                log_every_n_steps=log_interval,
+            )
+            with _keyboard_interrupt_reraised(trainer):
+                trainer.fit(self, datamodule=datamodule)
+        self._keep_train_record()
+        return self
+
+    def _learn_run(self, env: Any, reset_num_timesteps: bool, n_envs: int | None) -> RLEnvDataModule:
+        """What ``learn`` trains on (its datamodule), and the counters reset unless the run continues."""
         if env is not None:
             if self.vector_env is not None and self._is_training_env(env):
                 # get_env() may be the training env in VecTransposeImage: train on the env itself.
@@ -80,35 +113,38 @@ class SB3Glue(AlgorithmPart):
             self.iterations = 0
             self.last_obs = None
             self._clear_success_window()
-        run_name = tb_log_name or type(self).__name__
-        log_dir = self.hparams.get("tensorboard_log")
-        custom_logger = self._sb3_logger.custom
-        if custom_logger is not None:  # set_logger replaces tensorboard_log, as in SB3
-            loggers: Any = custom_logger.lightning_loggers() or False
-            log_dir = custom_logger.get_dir()
-        elif log_dir:
-            loggers = [_tensorboard_run(log_dir, run_name, reset_num_timesteps)]
-        else:
-            loggers = False
-        callbacks = _as_lightning_callbacks(callback)
-        with quiet_lightning(self.verbose):
-            trainer = RLTrainer(
-                max_steps=int(self.num_timesteps + total_timesteps),
-                run_name=run_name,
-                accelerator=_accelerator(self.hparams.get("device", "auto")),
-                devices=1,
-                logger=loggers,
-                default_root_dir=log_dir,
-                callbacks=callbacks,
-                enable_checkpointing=False,
-                enable_progress_bar=progress_bar,
-                enable_model_summary=False,
-                log_every_n_steps=log_interval,
-            )
-            with _keyboard_interrupt_reraised(trainer):
-                trainer.fit(self, datamodule=datamodule)
-        self._keep_train_record()
-        return self
+        return datamodule
+
+    def _setup_learn(
+        self,
+        total_timesteps: int,
+        callback: Any = None,
+        reset_num_timesteps: bool = True,
+        tb_log_name: str = "run",
+        progress_bar: bool = False,
+    ) -> tuple[int, Any]:
+        """SB3's ``_setup_learn``, for code that runs SB3's loop itself (``collect_rollouts``).
+
+        Prepares the run ``learn`` would start, without Lightning's trainer: the training env (reset unless
+        ``reset_num_timesteps=False`` continues its episodes), the counters, the rollout or replay buffer.
+        Returns ``total_timesteps`` (plus the steps done when the run continues) and ``callback`` as one
+        ``BaseCallback`` attached to the model (a list becomes a ``CallbackList``, a function a
+        ``ConvertCallback``). ``tb_log_name`` is accepted for SB3's signature: ``learn`` opens the loggers.
+        """
+        from lit_sb3_core.engine.lightning_internals import detached_from_trainer
+
+        total_timesteps = check_positive_int("total_timesteps", total_timesteps)
+        sb3_callback = _as_sb3_callback(callback, progress_bar)  # refused before anything changes
+        datamodule = self._learn_run(None, reset_num_timesteps, None)
+        if not reset_num_timesteps:
+            total_timesteps += self.num_timesteps
+        self._setup_total_timesteps = total_timesteps
+        with detached_from_trainer(self):  # the hooks prepare this run, not the last learn's trainer
+            self.setup("fit")
+            self.on_fit_start()
+        assert self.vector_env is datamodule.get_env("fit")
+        sb3_callback.init_callback(self)
+        return total_timesteps, sb3_callback
 
     def _keep_train_record(self) -> None:
         """Leave the last ``train/`` values in ``model.logger.name_to_value`` after ``learn``, as SB3's logger
@@ -379,6 +415,26 @@ def _as_lightning_callbacks(callback: Any) -> list[Any]:
                 f"a function fn(locals, globals) -> bool; got {type(item).__name__}."
             )
     return converted
+
+
+def _as_sb3_callback(callback: Any, progress_bar: bool) -> Any:
+    """SB3's ``_init_callback``'s conversion: ``callback`` (one, a list, a function or ``None``) as one
+    ``BaseCallback``, with a ``ProgressBarCallback`` for ``progress_bar``. Lightning's own callbacks run only
+    in a trainer's loop: they are refused with a pointer to ``learn``."""
+    from lit_sb3_core.sb3.callbacks import CallbackList, ProgressBarCallback, RLCallback
+
+    callbacks = _as_lightning_callbacks(callback)
+    others = [type(item).__name__ for item in callbacks if not isinstance(item, RLCallback)]
+    if others:
+        raise TypeError(
+            f"_setup_learn takes SB3's callbacks (BaseCallback, functions); {', '.join(others)} is a Lightning "
+            "callback, which runs in the trainer's loop: pass it to learn(callback=...) instead."
+        )
+    if progress_bar:
+        callbacks.append(ProgressBarCallback())
+    if callback is None or isinstance(callback, (list, tuple)) or progress_bar:
+        return CallbackList(callbacks)
+    return callbacks[0]
 
 
 @contextmanager

@@ -67,11 +67,14 @@ class RecordInnerEpisodeStatistics(RecordEpisodeStatistics):
         finished = finished_episodes(infos)
         if finished:
             self.episode_count += len(finished)
-            for episode_return, episode_length in finished.values():
+            episode = infos["final_info"]["episode"]
+            for index, (episode_return, episode_length) in finished.items():
                 self.return_queue.append(
                     np.float64(episode_return)
                 )  # the types gymnasium's own recorder queues
                 self.length_queue.append(np.int_(episode_length))
+                # "t" as the inner recorder gives it (SB3's Monitor: seconds since it started)
+                self.time_queue.append(np.float64(episode["t"][index]) if "t" in episode else np.float64(0.0))
         return observations, rewards, terminations, truncations, infos
 
 

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
+import gymnasium as gym
 import numpy as np
 import torch
 
@@ -17,6 +18,7 @@ from lit_sb3_core.engine.lightning_internals import attached_trainer, ended_by_c
 from lit_sb3_core.envs.make import renders_rgb_arrays
 from lit_sb3_core.errors import EnvCountError
 from lit_sb3_core.foundation.checks import check_positive_int
+from lit_sb3_core.sb3.monitor import monitored
 from lit_sb3_core.sdk.part import AlgorithmPart
 
 if TYPE_CHECKING:
@@ -161,9 +163,14 @@ class SB3Glue(AlgorithmPart):
 
         if isinstance(source, RLEnvDataModule):
             return source
-        # As SB3: envs made from an id render RGB arrays when they can (model.env.render() gives frames).
+        # As SB3: envs made from an id render RGB arrays when they can (model.env.render() gives frames), and
+        # each env made here, or handed over alone, is wrapped in a Monitor (model.env.envs[0] is one).
         env_kwargs = {"render_mode": "rgb_array"} if renders_rgb_arrays(source) else None
-        return RLEnvDataModule(train_env=source, n_envs=n_envs, seed=self.seed, env_kwargs=env_kwargs)
+        single = isinstance(source, (str, gym.Env)) or callable(source)  # not a VectorEnv or VecEnv
+        wrappers = [monitored] if single else None
+        return RLEnvDataModule(
+            train_env=source, n_envs=n_envs, seed=self.seed, env_kwargs=env_kwargs, wrappers=wrappers
+        )
 
     def get_env(self) -> Any:
         """The training env as SB3's ``VecEnv``: the one passed in (an SB3 VecEnv comes back as itself,

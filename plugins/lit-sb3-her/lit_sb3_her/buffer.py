@@ -94,7 +94,9 @@ def _reward_function_of(env: Any) -> tuple[RewardFunction, gym.Env | None]:
     A ``SyncVectorEnv`` lends its first env directly. An ``AsyncVectorEnv``'s envs live in worker
     processes, and calling them all would compute the same batch once per worker, so the buffer builds
     one local copy from the vector env's first factory (as the vector env itself does to read the spaces).
-    Other vector envs are asked through ``call`` and the first answer is kept.
+    Other vector envs (an SB3 ``VecEnv`` with wrappers, such as ``VecNormalize``, seen as a gymnasium vector
+    env) are asked through their base's ``call`` (wrappers such as the episode recorder do not forward it)
+    and the first answer is kept.
     """
     owned: gym.Env | None = None
     target = env
@@ -119,8 +121,8 @@ def _reward_function_of(env: Any) -> tuple[RewardFunction, gym.Env | None]:
         else:
 
             def first_answer(achieved: np.ndarray, desired: np.ndarray, infos: list[dict[str, Any]]) -> Any:
-                # Sync/AsyncVectorEnv have call(); the VectorEnv base class does not declare it
-                return cast(Any, env).call("compute_reward", achieved, desired, infos)[0]
+                # Vector envs have call(); the VectorEnv base class does not declare it
+                return cast(Any, base).call("compute_reward", achieved, desired, infos)[0]
 
             return first_answer, None
     if isinstance(target, gym.Env):

@@ -156,6 +156,30 @@ def test_parallel_environments_keep_their_episodes_apart(vectorization: str) -> 
         assert np.all(buffer.dones[ends, env] == 1) and buffer.dones[:200, env][stored].sum() == len(ends)
 
 
+def test_an_sb3_vec_env_with_wrappers_answers_compute_reward() -> None:
+    """A wrapped SB3 VecEnv (VecNormalize here) is stepped as a view; relabelling asks its envs, after set_env
+    too, and the relabelled rewards are what the env computes for the sampled goals."""
+    from lit_sb3.common.vec_env import DummyVecEnv, VecNormalize
+
+    def wrapped() -> VecNormalize:
+        venv = DummyVecEnv([partial(BitFlippingEnv, n_bits=4, continuous=True)])
+        return VecNormalize(venv, norm_obs=False, norm_reward=False)
+
+    env, other = wrapped(), wrapped()
+    model = SAC("MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer, **SMALL)
+    model.set_env(other)
+    model.learn(20)
+    model.set_env(env)
+    model.learn(100)
+    assert model.get_vec_normalize_env() is env and model.n_updates > 0
+    samples = model.replay_buffer.sample(256)
+    goals = {key: samples.next_observations[key].numpy() for key in ("achieved_goal", "desired_goal")}
+    expected = BitFlippingEnv(n_bits=4, continuous=True).compute_reward(
+        goals["achieved_goal"], goals["desired_goal"], None
+    )
+    np.testing.assert_array_equal(samples.rewards.numpy().ravel(), expected)
+
+
 def test_registered_by_name_and_model_files_round_trip(tmp_path: Path) -> None:
     assert "her" in list_buffers() and get_buffer_class("HER") is HerReplayBuffer
     by_name = SAC("MultiInputPolicy", replay_buffer_class="her", **SMALL)

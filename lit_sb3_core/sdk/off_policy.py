@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from enum import Enum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, cast
 
@@ -91,6 +92,18 @@ def parse_train_freq(train_freq: Any) -> TrainFreq:
     if unit not in ("step", "episode"):
         raise ConfigurationError(f"The unit of train_freq must be 'step' or 'episode', got {unit!r}.")
     return int(frequency), str(unit)
+
+
+def _jsonable_enums(value: Any) -> Any:
+    """``value`` with the ``Enum`` members JSON cannot hold (HER's ``GoalSelectionStrategy``) as their lower-case
+    name, as SB3 spells them in configs (``"future"``); the arguments that take them take the name too."""
+    if isinstance(value, dict):
+        return {key: _jsonable_enums(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_jsonable_enums(item) for item in value)
+    if isinstance(value, Enum) and not isinstance(value, (str, int, float)):
+        return value.name.lower()
+    return value
 
 
 class _TrainStats:
@@ -265,6 +278,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
             "action_noise": noise_to_spec(action_noise),
             "replay_buffer_class": class_to_string(replay_buffer_class),
             "train_freq": list(train_freq) if isinstance(train_freq, tuple) else train_freq,
+            "replay_buffer_kwargs": _jsonable_enums(replay_buffer_kwargs),
         }
         for name, value in plain.items():
             if name in self.hparams:

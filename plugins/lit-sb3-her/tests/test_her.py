@@ -4,6 +4,7 @@ by class, in configs, model files, replay buffer files and checkpoints."""
 from __future__ import annotations
 
 import json
+import zipfile
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,7 @@ def test_sac_with_her_trains_and_predicts_on_continuous_bits() -> None:
     obs, _ = BitFlippingEnv(n_bits=4, continuous=True).reset(seed=0)
     action, _ = model.predict(obs, deterministic=True)
     assert action.shape == (4,) and np.all(np.abs(action) <= 1)
-    # The strategy enum is a str: the hyperparameters stay plain JSON.
+    # The strategy is SB3's plain Enum; the hyperparameters hold its name, plain JSON.
     assert (
         json.loads(json.dumps(dict(model.hparams)))["replay_buffer_kwargs"]["goal_selection_strategy"]
         == "final"
@@ -178,6 +179,53 @@ def test_an_sb3_vec_env_with_wrappers_answers_compute_reward() -> None:
         goals["achieved_goal"], goals["desired_goal"], None
     )
     np.testing.assert_array_equal(samples.rewards.numpy().ravel(), expected)
+
+
+def test_goal_selection_strategy_is_sb3s_enum_and_files_keep_its_name(tmp_path: Path) -> None:
+    """SB3's type (a plain Enum numbered as SB3's), stored by name in model and buffer files, and files that
+    stored the name (all lit-sb3 files so far) load back to the member."""
+    from enum import Enum
+
+    from lit_sb3.her.goal_selection_strategy import KEY_TO_GOAL_STRATEGY
+
+    sb3_her = pytest.importorskip("stable_baselines3.her.goal_selection_strategy")
+    assert issubclass(GoalSelectionStrategy, Enum) and not issubclass(GoalSelectionStrategy, str)
+    assert {s.name: s.value for s in GoalSelectionStrategy} == {
+        s.name: s.value for s in sb3_her.GoalSelectionStrategy
+    }
+    assert str(GoalSelectionStrategy.FINAL) == "GoalSelectionStrategy.FINAL"  # SB3's text (pytest ids too)
+    assert KEY_TO_GOAL_STRATEGY == {"future": GoalSelectionStrategy.FUTURE, "final": GoalSelectionStrategy.FINAL,
+                                    "episode": GoalSelectionStrategy.EPISODE}  # fmt: skip
+
+    model = DQN(
+        "MultiInputPolicy",
+        replay_buffer_class=HerReplayBuffer,
+        replay_buffer_kwargs={"goal_selection_strategy": GoalSelectionStrategy.EPISODE},
+        **SMALL,
+    ).learn(100, env=BitFlippingEnv(n_bits=4))
+    model.save(tmp_path / "model.zip")
+    model.save_replay_buffer(tmp_path / "buffer")
+    with zipfile.ZipFile(tmp_path / "model.zip") as archive:
+        stored = json.loads(archive.read("metadata.json"))["hyperparameters"]["replay_buffer_kwargs"]
+    assert stored == {"goal_selection_strategy": "episode"}
+    loaded = DQN.load(tmp_path / "model.zip", env=BitFlippingEnv(n_bits=4))
+    loaded.load_replay_buffer(tmp_path / "buffer")
+    assert loaded.replay_buffer.goal_selection_strategy is GoalSelectionStrategy.EPISODE
+
+    # A file of an earlier lit-sb3 (its strategy a str enum, stored as the value "final") loads the same way.
+    with (
+        zipfile.ZipFile(tmp_path / "model.zip") as old,
+        zipfile.ZipFile(tmp_path / "earlier.zip", "w") as new,
+    ):
+        for item in old.infolist():
+            payload = old.read(item.filename)
+            if item.filename == "metadata.json":
+                metadata = json.loads(payload)
+                metadata["hyperparameters"]["replay_buffer_kwargs"]["goal_selection_strategy"] = "final"
+                payload = json.dumps(metadata).encode()
+            new.writestr(item, payload)
+    earlier = DQN.load(tmp_path / "earlier.zip", env=BitFlippingEnv(n_bits=4))
+    assert earlier.learn(60).replay_buffer.goal_selection_strategy is GoalSelectionStrategy.FINAL
 
 
 def test_registered_by_name_and_model_files_round_trip(tmp_path: Path) -> None:

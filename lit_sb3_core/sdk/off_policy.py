@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from enum import Enum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, cast
 
@@ -62,8 +63,10 @@ from lit_sb3_core.foundation.spaces import (
 from lit_sb3_core.nets.actor_critic import class_to_string
 from lit_sb3_core.nets.off_policy_policies import OffPolicyPolicy
 from lit_sb3_core.registry.names import resolve_named_class
+from lit_sb3_core.sb3.own_loop import RolloutReturn, check_own_loop
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, clip_grad_norm
 from lit_sb3_core.sdk.fast_path import plain_calls
+from lit_sb3_core.sdk.step_callbacks import StepCallbacks
 
 if TYPE_CHECKING:
     from typing import Self
@@ -90,6 +93,18 @@ def parse_train_freq(train_freq: Any) -> TrainFreq:
     if unit not in ("step", "episode"):
         raise ConfigurationError(f"The unit of train_freq must be 'step' or 'episode', got {unit!r}.")
     return int(frequency), str(unit)
+
+
+def _jsonable_enums(value: Any) -> Any:
+    """``value`` with the ``Enum`` members JSON cannot hold (HER's ``GoalSelectionStrategy``) as their lower-case
+    name, as SB3 spells them in configs (``"future"``); the arguments that take them take the name too."""
+    if isinstance(value, dict):
+        return {key: _jsonable_enums(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_jsonable_enums(item) for item in value)
+    if isinstance(value, Enum) and not isinstance(value, (str, int, float)):
+        return value.name.lower()
+    return value
 
 
 class _TrainStats:
@@ -264,6 +279,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
             "action_noise": noise_to_spec(action_noise),
             "replay_buffer_class": class_to_string(replay_buffer_class),
             "train_freq": list(train_freq) if isinstance(train_freq, tuple) else train_freq,
+            "replay_buffer_kwargs": _jsonable_enums(replay_buffer_kwargs),
         }
         for name, value in plain.items():
             if name in self.hparams:
@@ -490,6 +506,11 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 f"{type(self).__name__}.train(gradient_steps={gradient_steps}) samples the replay buffer, which "
                 "is empty: collect transitions first with model.learn(...)."
             )
+        if attached_trainer(self) is None:
+            raise ConfigurationError(
+                f"{type(self).__name__}.train(gradient_steps={gradient_steps}) steps the optimizers of a Lightning "
+                "trainer, which a model has once it has trained: call model.learn(...) once first."
+            )
         self._set_policy_mode(True)
         self.train_on_buffer(steps, size)
         return self
@@ -574,6 +595,43 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if has_callbacks:
             callbacks.rollout_end()
         return steps * env.num_envs
+
+    def collect_rollouts(
+        self,
+        env: Any,
+        callback: Any,
+        train_freq: Any,
+        replay_buffer: Any,
+        action_noise: ActionNoise | None = None,
+        learning_starts: int = 0,
+        log_interval: int | None = None,
+    ) -> RolloutReturn:
+        """SB3's ``collect_rollouts``, for code that runs SB3's loop itself after ``_setup_learn``.
+
+        ``collect_chunk`` with SB3's arguments: it steps the training env (``model.get_env()``) for one
+        ``train_freq`` (``model.train_freq``, ``4`` or ``(1, "episode")``) into ``replay_buffer``
+        (``model.replay_buffer``), with ``action_noise`` on Box actions and random actions until
+        ``learning_starts`` steps, calling ``callback`` around and after every step. Returns SB3's
+        ``RolloutReturn(episode_timesteps, n_episodes, continue_training)``. ``log_interval`` is accepted
+        for SB3's signature: ``learn`` writes the logs.
+        """
+        check_own_loop(self, env, replay_buffer, self.replay_buffer, callback)
+        frequency = parse_train_freq(train_freq)
+        check_non_negative_int("learning_starts", learning_starts)
+        run = (self.train_freq, self.action_noise, self.learning_starts, self.step_callbacks)
+        self.train_freq, self.action_noise, self.learning_starts = (
+            frequency,
+            action_noise,
+            int(learning_starts),
+        )
+        self.step_callbacks = StepCallbacks([callback] if callback is not None else [])
+        self._stop_requested = False
+        episodes = self.episode_num
+        try:
+            steps = self.collect_chunk()
+        finally:
+            self.train_freq, self.action_noise, self.learning_starts, self.step_callbacks = run
+        return RolloutReturn(steps, self.episode_num - episodes, not self._stop_requested)
 
     def chunk_step_locals(self, loop: dict[str, Any]) -> dict[str, Any]:
         """SB3's ``self.locals`` for a step callback, from ``collect_chunk``'s local variables."""

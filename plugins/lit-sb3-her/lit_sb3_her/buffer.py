@@ -61,24 +61,30 @@ __all__ = ["GoalSelectionStrategy", "HerReplayBuffer"]
 RewardFunction = Callable[[np.ndarray, np.ndarray, list[dict[str, Any]]], Any]
 
 
-class GoalSelectionStrategy(str, Enum):
+class GoalSelectionStrategy(Enum):
     """Which achieved goal of the episode replaces the desired goal of a virtual transition.
 
-    A ``str`` enum: its members are their names (``GoalSelectionStrategy.FUTURE == "future"``), so they stay
-    plain JSON in saved hyperparameters. (SB3 numbers them 0, 1, 2; the names are the same.)
+    SB3's type: a plain ``Enum`` numbered as SB3 numbers it. Every argument that takes a strategy also takes
+    its lower-case name (``"future"``), case-insensitively; saved hyperparameters and replay buffer files
+    hold that name (``strategy.key``), so they stay plain JSON.
     """
 
-    FUTURE = "future"  # a goal achieved at or after this step
-    FINAL = "final"  # the goal achieved at the end of the episode
-    EPISODE = "episode"  # a goal achieved at any step of the episode
+    FUTURE = 0  # a goal achieved at or after this step
+    FINAL = 1  # the goal achieved at the end of the episode
+    EPISODE = 2  # a goal achieved at any step of the episode
+
+    @property
+    def key(self) -> str:
+        """The strategy's name as configs and files spell it (SB3's ``KEY_TO_GOAL_STRATEGY`` key)."""
+        return self.name.lower()
 
 
 def _parse_strategy(value: Any) -> GoalSelectionStrategy:
     if isinstance(value, GoalSelectionStrategy):
         return value
-    if isinstance(value, str) and value.lower() in {s.value for s in GoalSelectionStrategy}:
-        return GoalSelectionStrategy(value.lower())
-    names = ", ".join(repr(s.value) for s in GoalSelectionStrategy)
+    if isinstance(value, str) and value.upper() in GoalSelectionStrategy.__members__:
+        return GoalSelectionStrategy[value.upper()]
+    names = ", ".join(repr(s.key) for s in GoalSelectionStrategy)
     raise ConfigurationError(
         f"goal_selection_strategy must be one of {names} (or a GoalSelectionStrategy), got {value!r}."
     )
@@ -90,7 +96,9 @@ def _reward_function_of(env: Any) -> tuple[RewardFunction, gym.Env | None]:
     A ``SyncVectorEnv`` lends its first env directly. An ``AsyncVectorEnv``'s envs live in worker
     processes, and calling them all would compute the same batch once per worker, so the buffer builds
     one local copy from the vector env's first factory (as the vector env itself does to read the spaces).
-    Other vector envs are asked through ``call`` and the first answer is kept.
+    Other vector envs (an SB3 ``VecEnv`` with wrappers, such as ``VecNormalize``, seen as a gymnasium vector
+    env) are asked through their base's ``call`` (wrappers such as the episode recorder do not forward it)
+    and the first answer is kept.
     """
     owned: gym.Env | None = None
     target = env
@@ -115,8 +123,8 @@ def _reward_function_of(env: Any) -> tuple[RewardFunction, gym.Env | None]:
         else:
 
             def first_answer(achieved: np.ndarray, desired: np.ndarray, infos: list[dict[str, Any]]) -> Any:
-                # Sync/AsyncVectorEnv have call(); the VectorEnv base class does not declare it
-                return cast(Any, env).call("compute_reward", achieved, desired, infos)[0]
+                # Vector envs have call(); the VectorEnv base class does not declare it
+                return cast(Any, base).call("compute_reward", achieved, desired, infos)[0]
 
             return first_answer, None
     if isinstance(target, gym.Env):
@@ -451,7 +459,7 @@ class HerReplayBuffer(DictReplayBuffer):
         header = super().storage_header()
         header["her"] = {
             "n_sampled_goal": self.n_sampled_goal,
-            "goal_selection_strategy": self.goal_selection_strategy.value,
+            "goal_selection_strategy": self.goal_selection_strategy.key,
             "current_ep_start": self._current_ep_start.tolist(),
             "current_ep_len": self._current_ep_len.tolist(),
             "copy_info_dict": self.copy_info_dict,
@@ -506,7 +514,7 @@ class HerReplayBuffer(DictReplayBuffer):
     def __repr__(self) -> str:
         return (
             f"HerReplayBuffer(size={len(self)}/{self.buffer_size * self.n_envs}, n_envs={self.n_envs}, "
-            f"n_sampled_goal={self.n_sampled_goal}, goal_selection_strategy={self.goal_selection_strategy.value!r})"
+            f"n_sampled_goal={self.n_sampled_goal}, goal_selection_strategy={self.goal_selection_strategy.key!r})"
         )
 
 

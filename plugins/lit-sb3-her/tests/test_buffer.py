@@ -103,7 +103,7 @@ def test_goals_come_from_the_right_steps_of_the_same_episode(strategy) -> None:
     np.testing.assert_array_equal(goal_episode, episode)  # same episode, hence same env
     np.testing.assert_array_equal(batch["next_goal"], batch["goal"])  # next observation relabelled alike
     # Goals are achieved goals of next observations: steps 1..L of an episode of length L.
-    name = GoalSelectionStrategy(strategy).value
+    name = strategy.key if isinstance(strategy, GoalSelectionStrategy) else strategy
     if name == "final":
         np.testing.assert_array_equal(goal_step, ends)
     elif name == "future":

@@ -191,7 +191,7 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
         target_entropy = self.target_entropy
         for _ in range(gradient_steps):
             self.n_updates += 1
-            data = buffer.sample(batch_size)
+            data = self.sample_replay(batch_size)
             discounts = data.discounts if data.discounts is not None else self.gamma
             observations = preprocess(data.observations)
             next_observations = preprocess(data.next_observations)

@@ -238,7 +238,7 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         target_entropy = self.target_entropy
         use_sde = self.use_sde
         for step in range(gradient_steps):
-            data = buffer.sample(batch_size)
+            data = self.sample_replay(batch_size)
             if use_sde:
                 # log std changed at the last step; the actor loss differentiates through this draw.
                 self.reset_actor_noise()

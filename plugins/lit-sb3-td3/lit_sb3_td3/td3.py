@@ -164,7 +164,7 @@ class TD3(OffPolicyAlgorithm):
         actor_params = list(actor.parameters())
         for _ in range(gradient_steps):
             self.n_updates += 1
-            data = buffer.sample(batch_size)
+            data = self.sample_replay(batch_size)
             discounts = data.discounts if data.discounts is not None else self.gamma
             observations = preprocess(data.observations)
             next_observations = preprocess(data.next_observations)

@@ -142,6 +142,9 @@ class TD3(OffPolicyAlgorithm):
             checkpoint_replay_buffer=checkpoint_replay_buffer,
         )
 
+    # SB3's model.actor.optimizer and model.critic.optimizer, in configure_optimizers's order
+    optimizer_attributes: ClassVar[tuple[str, ...]] = ("actor.optimizer", "critic.optimizer")
+
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
         policy = self.require_policy()
         return [

@@ -35,6 +35,7 @@ from gymnasium.vector.async_vector_env import AsyncState
 
 from lit_sb3_core.envs.guards import env_name, observation_problem
 from lit_sb3_core.errors import EnvError, EnvTimeoutError, LitSb3Error
+from lit_sb3_core.foundation.checks import check_positive_number
 
 __all__ = [
     "DEFAULT_STEP_TIMEOUT_S",
@@ -226,13 +227,12 @@ def _close_at_exit(env_ref: weakref.ref[LitAsyncVectorEnv]) -> None:
 
 def check_step_timeout(value: Any) -> float | None:
     """``step_timeout`` as seconds: a positive finite number, or None (no limit)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        raise EnvError(
-            f"step_timeout must be a positive number of seconds, or None for no limit, got {value!r}."
-        )
-    return float(value)
+    return check_positive_number(
+        "step_timeout",
+        value,
+        allow_none=True,
+        hint="It is the seconds an env may take in one reset or step; None: no limit.",
+    )
 
 
 def _wrapper_chain(env: Any) -> set[int]:

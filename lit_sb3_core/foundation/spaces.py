@@ -10,12 +10,14 @@ the policy keeps the environment, the rollout buffer and ``predict`` in the envi
 from __future__ import annotations
 
 import warnings
-from typing import Any, TypeGuard, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from gymnasium import spaces
+
+from lit_sb3_core.foundation.checks import is_int
 
 __all__ = [
     "ObsPreprocessor",
@@ -306,11 +308,11 @@ def _check_space(data: Any, field: str, depth: int) -> None:
             raise ValueError(f"{field}: low is above high for some entries.")
     elif kind == "Discrete":
         n = data.get("n")
-        if not _is_int(n) or not 1 <= n <= MAX_DISCRETE_ACTIONS:
+        if not is_int(n) or not 1 <= n <= MAX_DISCRETE_ACTIONS:
             raise ValueError(
                 f"{field}.n must be an integer from 1 to {MAX_DISCRETE_ACTIONS}, got {_short(n)}."
             )
-        if not _is_int(data.get("start", 0)):
+        if not is_int(data.get("start", 0)):
             raise ValueError(f"{field}.start must be an integer, got {_short(data.get('start'))}.")
     elif kind == "MultiDiscrete":
         nvec = np.asarray(_int_array(data.get("nvec"), f"{field}.nvec"))
@@ -345,16 +347,8 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _is_int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _shape(value: Any, field: str) -> tuple[int, ...]:
-    if (
-        not isinstance(value, list)
-        or len(value) > _MAX_DIMENSIONS
-        or not all(_is_int(v) and v >= 0 for v in value)
-    ):
+    if not isinstance(value, list) or len(value) > _MAX_DIMENSIONS or not all(is_int(v, 0) for v in value):
         raise ValueError(
             f"{field} must be a list of at most {_MAX_DIMENSIONS} non-negative integers, got {_short(value)}."
         )
@@ -393,7 +387,7 @@ def _int_array(value: Any, field: str) -> Any:
         raise ValueError(f"{field} has more than {MAX_SPACE_ELEMENTS} entries.")
     array = np.asarray(value, dtype=object)
     flat = array.reshape(-1)
-    if array.dtype == object and not all(_is_int(v) for v in flat):
+    if array.dtype == object and not all(is_int(v) for v in flat):
         raise ValueError(f"{field} must hold integers, got {_short(value)}.")
     return value
 

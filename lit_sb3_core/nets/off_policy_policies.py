@@ -30,7 +30,7 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.checks import check_positive_int
+from lit_sb3_core.foundation.checks import check_layer_sizes, check_number, check_positive_int
 from lit_sb3_core.foundation.spaces import (
     ObsPreprocessor,
     channels_first_space,
@@ -96,16 +96,6 @@ def create_mlp(
     return nn.Sequential(*layers)
 
 
-def _check_sizes(sizes: Any, where: str) -> list[int]:
-    if not isinstance(sizes, (list, tuple)) or not all(
-        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in sizes
-    ):
-        raise ConfigurationError(
-            f"net_arch{where} must be a list of positive layer sizes such as [256, 256], got {sizes!r}."
-        )
-    return [int(n) for n in sizes]
-
-
 def actor_critic_arch(net_arch: OffPolicyNetArch, default: list[int]) -> tuple[list[int], list[int]]:
     """``[..]`` for both networks or ``dict(pi=[..], qf=[..])`` (SB3's off-policy form) -> (actor, critic)."""
     if net_arch is None:
@@ -118,8 +108,10 @@ def actor_critic_arch(net_arch: OffPolicyNetArch, default: list[int]) -> tuple[l
                 f"An off-policy net_arch dict needs exactly the keys 'pi' (actor) and 'qf' (critic), got "
                 f"{sorted(net_arch)}: e.g. dict(pi=[256, 256], qf=[400, 300])."
             )
-        return _check_sizes(net_arch["pi"], "['pi']"), _check_sizes(net_arch["qf"], "['qf']")
-    sizes = _check_sizes(net_arch, "")
+        return check_layer_sizes("net_arch['pi']", net_arch["pi"], "[256, 256]"), check_layer_sizes(
+            "net_arch['qf']", net_arch["qf"], "[256, 256]"
+        )
+    sizes = check_layer_sizes("net_arch", net_arch, "[256, 256]")
     return sizes, list(sizes)
 
 
@@ -493,9 +485,8 @@ class SquashedGaussianActor(PolicyPart, nn.Module):
         self.use_sde = bool(use_sde)
         self.sde_noise: StateDependentNoise | None = None
         if use_sde:
-            for name, value in (("log_std_init", log_std_init), ("clip_mean", clip_mean)):
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                    raise ConfigurationError(f"{name} must be a finite number, got {value!r}.")
+            check_number("log_std_init", log_std_init)
+            check_number("clip_mean", clip_mean)
             self.sde_noise = StateDependentNoise(
                 action_dim, full_std=full_std, use_expln=use_expln, squash_output=True, learn_features=True
             )

@@ -47,12 +47,15 @@ from lit_sb3_core.errors import (
 )
 from lit_sb3_core.foundation.checks import (
     check_at_most,
+    check_below,
     check_bool,
     check_choice,
     check_fraction,
     check_int,
+    check_layer_sizes,
     check_non_negative_int,
     check_number,
+    check_numbers,
     check_positive_int,
     check_positive_number,
 )
@@ -228,11 +231,14 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "check_non_negative_int",
     "check_int",
     "check_number",
+    "check_numbers",
     "check_positive_number",
     "check_fraction",
     "check_bool",
     "check_choice",
     "check_at_most",
+    "check_below",
+    "check_layer_sizes",
     "class_to_string",
     "resolve_named_class",
     "resolve_class",  # deprecated: resolve_named_class

@@ -70,10 +70,10 @@ class EntropyTemperature(_Algorithm):
     def init_temperature(self, ent_coef: str | float, target_entropy: str | float) -> None:
         """Check and keep the two constructor arguments."""
         self.learn_ent_coef, self.ent_coef_init = parse_ent_coef(ent_coef)
-        if target_entropy != "auto" and (
-            isinstance(target_entropy, bool) or not isinstance(target_entropy, (int, float))
-        ):
-            raise ConfigurationError(f"target_entropy must be 'auto' or a number, got {target_entropy!r}.")
+        if not (isinstance(target_entropy, str) and target_entropy == "auto"):
+            check_number(
+                "target_entropy", target_entropy, hint="Or 'auto': minus the number of action dimensions."
+            )
         self.ent_coef = ent_coef
         self.target_entropy: Any = target_entropy
 

@@ -49,7 +49,13 @@ from lit_sb3_core.data.noise import ActionNoise, make_action_noise, noise_to_spe
 from lit_sb3_core.data.replay_buffer import DictReplayBuffer, NStepReplayBuffer, ReplayBuffer
 from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.checks import check_fraction, check_non_negative_int, check_positive_int
+from lit_sb3_core.foundation.checks import (
+    check_choice,
+    check_fraction,
+    check_int,
+    check_non_negative_int,
+    check_positive_int,
+)
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import (
     describe_space,
@@ -82,12 +88,8 @@ def parse_train_freq(train_freq: Any) -> TrainFreq:
         frequency, unit = train_freq
     else:
         frequency, unit = train_freq, "step"
-    if isinstance(frequency, bool) or not isinstance(frequency, (int, np.integer)) or frequency < 1:
-        raise ConfigurationError(
-            f"The frequency of train_freq must be a positive integer, got {frequency!r}."
-        )
-    if unit not in ("step", "episode"):
-        raise ConfigurationError(f"The unit of train_freq must be 'step' or 'episode', got {unit!r}.")
+    check_positive_int("train_freq", frequency, hint="It trains every n steps or episodes: (n, unit).")
+    check_choice("the unit of train_freq", unit, ("step", "episode"))
     return int(frequency), str(unit)
 
 
@@ -201,23 +203,13 @@ class OffPolicyAlgorithm(RLAlgorithm):
         check_positive_int("n_steps", n_steps)
         check_fraction("tau", tau)
         check_fraction("gamma", gamma)
-        if (
-            isinstance(learning_starts, bool)
-            or not isinstance(learning_starts, (int, np.integer))
-            or learning_starts < 0
-        ):
-            raise ConfigurationError(
-                f"learning_starts must be a non-negative integer, got {learning_starts!r}."
-            )
-        if (
-            isinstance(gradient_steps, bool)
-            or not isinstance(gradient_steps, (int, np.integer))
-            or gradient_steps < -1
-        ):
-            raise ConfigurationError(
-                f"gradient_steps must be a non-negative integer, or -1 for as many as environment steps, got "
-                f"{gradient_steps!r}."
-            )
+        check_non_negative_int("learning_starts", learning_starts)
+        check_int(
+            "gradient_steps",
+            gradient_steps,
+            minimum=-1,
+            hint="Give a number of gradient steps per rollout, or -1 for as many as environment steps.",
+        )
         if replay_buffer_kwargs is not None and not isinstance(replay_buffer_kwargs, dict):
             raise ConfigurationError(
                 f"replay_buffer_kwargs must be a dict, got {type(replay_buffer_kwargs).__name__}."

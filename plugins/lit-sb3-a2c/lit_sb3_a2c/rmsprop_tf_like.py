@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch.optim import Optimizer
 
-from lit_sb3_core.sdk import ConfigurationError
+from lit_sb3_core.sdk import check_number
 
 __all__ = ["RMSpropTFLike"]
 
@@ -52,17 +52,14 @@ class RMSpropTFLike(Optimizer):
         momentum: float = 0.0,
         centered: bool = False,
     ) -> None:
-        for what, name, value in (
-            ("learning rate", "lr", lr),
-            ("alpha", "alpha", alpha),
-            ("epsilon", "eps", eps),
-            ("weight_decay", "weight_decay", weight_decay),
-            ("momentum", "momentum", momentum),
+        for name, value in (
+            ("lr", lr),
+            ("alpha", alpha),
+            ("eps", eps),
+            ("weight_decay", weight_decay),
+            ("momentum", momentum),
         ):
-            if not value >= 0.0:  # torch's own optimizers word it the same way
-                raise ConfigurationError(
-                    f"Invalid {what} for RMSpropTFLike: {name}={value!r}, it must be >= 0."
-                )
+            check_number(f"RMSpropTFLike({name}=...)", value, minimum=0)
         defaults = {
             "lr": lr,
             "alpha": alpha,

@@ -133,13 +133,12 @@ class PPO(OnPolicyAlgorithm):
                 field="batch_size",
             )
         self.n_epochs = check_positive_int("n_epochs", n_epochs)
-        if isinstance(clip_range_vf, (int, float)) and not (  # None disables it; a schedule string below
-            not isinstance(clip_range_vf, bool) and 0 < clip_range_vf < float("inf")
-        ):
-            raise InvalidArgumentError(
-                f"clip_range_vf must be a finite number > 0 (it is a range in value units), got "
-                f"{clip_range_vf!r}; pass None to leave the value predictions unclipped.",
-                field="clip_range_vf",
+        if isinstance(clip_range_vf, (int, float)):  # None disables it; a schedule string below
+            check_positive_number(
+                "clip_range_vf",
+                clip_range_vf,
+                hint="It is a range in value units; pass None to leave the value predictions unclipped.",
+                error=InvalidArgumentError,  # SB3 asserts
             )
         self.clip_range = make_schedule(clip_range, "clip_range")
         self.clip_range_vf = None if clip_range_vf is None else make_schedule(clip_range_vf, "clip_range_vf")

@@ -29,7 +29,14 @@ from typing import Any, ClassVar
 import torch
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import ActionNoise, Schedule, TrainFreq, check_non_negative_int, quantile_huber_loss
+from lit_sb3_core.sdk import (
+    ActionNoise,
+    Schedule,
+    TrainFreq,
+    check_below,
+    check_non_negative_int,
+    quantile_huber_loss,
+)
 from lit_sb3_sac.sac import SAC
 from lit_sb3_tqc.hyperparams import TUNED
 from lit_sb3_tqc.policies import TQC_POLICY_ALIASES, TQCPolicy
@@ -172,12 +179,13 @@ class TQC(SAC):
                 f"TQC needs a policy whose critic outputs quantiles (TQCPolicy or a subclass), got "
                 f"{type(self.policy).__name__} with a {type(critic).__name__}."
             )
-        if self.n_target_quantiles < 1:
-            raise ConfigurationError(
-                f"top_quantiles_to_drop_per_net={self.top_quantiles_to_drop_per_net} drops every atom: each "
-                f"critic network has only n_quantiles={critic.n_quantiles}. Drop fewer, or raise n_quantiles "
-                "in policy_kwargs."
-            )
+        check_below(
+            "top_quantiles_to_drop_per_net",
+            self.top_quantiles_to_drop_per_net,
+            "the critic's n_quantiles",
+            critic.n_quantiles,
+            fix="Dropping them all leaves no target atom: drop fewer, or raise n_quantiles in policy_kwargs.",
+        )
 
     @property
     def n_target_quantiles(self) -> int:

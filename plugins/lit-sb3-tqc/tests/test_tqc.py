@@ -249,7 +249,10 @@ def test_unsupported_spaces_and_bad_arguments_are_refused() -> None:
     for bad in (-1, 1.5, "2", True):
         with pytest.raises(ConfigurationError, match="top_quantiles_to_drop_per_net"):
             TQC(top_quantiles_to_drop_per_net=bad)
-    with pytest.raises(ConfigurationError, match="drops every atom"):
+    with pytest.raises(
+        ConfigurationError,
+        match="top_quantiles_to_drop_per_net=3 must be less than the critic's n_quantiles=3",
+    ):
         TQC(env="Pendulum-v1", top_quantiles_to_drop_per_net=3, policy_kwargs={"n_quantiles": 3})
     with pytest.raises(ConfigurationError, match="n_quantiles"):
         TQC(env="Pendulum-v1", policy_kwargs={"n_quantiles": 0})

@@ -389,7 +389,6 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if self.exploration_rng is None:
             self.exploration_rng = np.random.default_rng(self._rank_seed(3))
         self._apply_pending_state()
-        self._budget = self.total_timesteps
         self._step_increment = n_envs * self.world_size
         self._chunks_per_batch = self._chunks_per_batch_for(n_envs)
         self._log_episode_mark = self.episode_num
@@ -510,7 +509,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
         noise = self.action_noise
         explore, on_env_step, step = self.explore, self.on_env_step, env.step
         add: Any = buffer.add  # a buffer with copy_info_dict (HER's) takes infos= too
-        increment, budget, random_until = self._step_increment, self._budget, self.random_warmup_steps()
+        increment, random_until = self._step_increment, self.random_warmup_steps()
+        update_progress = self.budget.update_progress  # progress_remaining, for the schedules
         callbacks = self.step_callbacks
         wants_infos = bool(getattr(buffer, "copy_info_dict", False))  # a buffer that keeps the step infos
         if wants_infos:
@@ -543,7 +543,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
             else:
                 add(self.last_obs, next_obs, buffer_actions, rewards, terminated, truncated)
             self.last_obs = new_obs
-            self.progress_remaining = max(0.0, 1.0 - self.num_timesteps / budget)
+            update_progress()
             self.n_calls += 1
             on_env_step()
             if any_done:

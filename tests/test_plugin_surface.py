@@ -48,6 +48,9 @@ SB3_OVERRIDE_POINTS = frozenset(
         "_on_rollout_end",
     }
 )
+# SB3's underscored methods that its users call on a model, which lit-sb3 provides as SB3 does (SB3's own loop:
+# ``_setup_learn`` before ``collect_rollouts``).
+SB3_USER_METHODS = frozenset({"_setup_learn"})
 # (file, name): accesses to underscore members of *reference* objects that merely share a name with a core
 # member. Each entry says whose member it is.
 REFERENCE_OBJECT_ACCESSES: dict[tuple[str, str], str] = {
@@ -146,7 +149,7 @@ def check_source(source: str, relative: str, *, test_code: bool) -> list[Violati
                     )
                 )
         name = _touched_private_name(node, methods)
-        if name is None or name not in private or name in SB3_OVERRIDE_POINTS:
+        if name is None or name not in private or name in SB3_OVERRIDE_POINTS | SB3_USER_METHODS:
             continue
         if (relative, name) in REFERENCE_OBJECT_ACCESSES:
             continue

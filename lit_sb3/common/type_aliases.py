@@ -18,6 +18,7 @@ import torch as th
 from lit_sb3_core.data.replay_buffer import DictReplaySamples, ReplaySamples
 from lit_sb3_core.data.rollout_buffer import RolloutBatch
 from lit_sb3_core.sb3.buffers import DictRolloutBatch
+from lit_sb3_core.sb3.own_loop import RolloutReturn
 from lit_sb3_core.sb3.vec_env import VecEnv
 
 __all__ = [
@@ -57,12 +58,6 @@ RolloutBufferSamples = RolloutBatch
 DictRolloutBufferSamples = DictRolloutBatch
 ReplayBufferSamples = ReplaySamples
 DictReplayBufferSamples = DictReplaySamples
-
-
-class RolloutReturn(NamedTuple):
-    episode_timesteps: int
-    n_episodes: int
-    continue_training: bool
 
 
 class TrainFrequencyUnit(StrEnum):

@@ -10,6 +10,6 @@ except ImportError as exc:  # pragma: no cover - the plugin ships with lit-sb3
 __all__ = ["GoalSelectionStrategy"]
 
 # SB3's lookup from the strategy's name (``goal_selection_strategy="future"``) to the strategy.
-KEY_TO_GOAL_STRATEGY = {strategy.value: strategy for strategy in GoalSelectionStrategy}
+KEY_TO_GOAL_STRATEGY = {strategy.key: strategy for strategy in GoalSelectionStrategy}
 
 __all__ += ["KEY_TO_GOAL_STRATEGY"]

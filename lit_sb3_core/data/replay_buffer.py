@@ -39,6 +39,7 @@ from gymnasium import spaces
 from lit_sb3_core.errors import ConfigurationError, UnsupportedSpaceError
 from lit_sb3_core.foundation.checks import check_fraction, check_positive_int, is_int, is_number
 from lit_sb3_core.foundation.files import is_file_object, spooled_copy, write_atomically
+from lit_sb3_core.foundation.rng import GlobalNumpyRng
 from lit_sb3_core.foundation.spaces import action_dim, describe_space, space_from_json, space_to_json
 
 __all__ = ["DictReplayBuffer", "DictReplaySamples", "NStepReplayBuffer", "ReplayBuffer", "ReplaySamples"]
@@ -122,7 +123,9 @@ class ReplayBuffer:
         handle_timeout_termination: truncated episodes bootstrap (``done`` is termination only).
         n_steps: length of the n-step return (1: ordinary one-step transitions).
         gamma: discount used for n-step returns.
-        seed: seed of the buffer's own sampling generator.
+        seed: seed of a sampling generator of the buffer's own (algorithms under DDP give each rank one);
+            None samples from numpy's global generator with SB3's calls (``GlobalNumpyRng``), as SB3's
+            buffers do, so a seeded model draws SB3's minibatches.
     """
 
     def __init__(
@@ -178,7 +181,9 @@ class ReplayBuffer:
         self._has_final = np.zeros((size, n), dtype=bool) if optimize_memory_usage else None
         self.pos = 0
         self.full = False
-        self.rng = np.random.default_rng(seed)
+        self.rng: np.random.Generator | GlobalNumpyRng = (
+            GlobalNumpyRng() if seed is None else np.random.default_rng(seed)
+        )
         # Views with (row, env) flattened into one axis: sampling indexes each array once.
         self.flat_observations = {
             key: a.reshape(-1, *a.shape[2:]) for key, a in self.observation_arrays.items()
@@ -469,7 +474,8 @@ class ReplayBuffer:
             "gamma": self.gamma,
             "observation_space": space_to_json(self.observation_space),
             "action_space": space_to_json(self.action_space),
-            "rng": self.rng.bit_generator.state,
+            # numpy's global state belongs to the process (checkpoints keep it), not to the file
+            "rng": self.rng.bit_generator.state if isinstance(self.rng, np.random.Generator) else None,
             "final_keys": [[row, env] for row, env in self._final_obs],
         }
 
@@ -512,7 +518,9 @@ class ReplayBuffer:
             self._has_final[row, env] = True
         self.pos = int(header["pos"])
         self.full = bool(header["full"])
-        self.rng.bit_generator.state = header["rng"]
+        if header["rng"] is not None:  # saved with a generator of its own: continue it
+            self.rng = np.random.default_rng()
+            self.rng.bit_generator.state = header["rng"]
 
     def storage_targets(self) -> dict[str, np.ndarray]:
         """The arrays ``restore_storage`` writes into, by the names ``storage_arrays`` saves them under.
@@ -572,7 +580,7 @@ class ReplayBuffer:
             raise ConfigurationError(
                 f"{source} holds a different number of final observations than final_keys."
             )
-        if not isinstance(header.get("rng"), dict):
+        if header.get("rng", False) is not None and not isinstance(header.get("rng"), dict):
             raise ConfigurationError(f"{source} holds no valid random generator state.")
 
     def _check_compatible(self, header: dict[str, Any], source: str) -> None:

@@ -15,7 +15,7 @@ from gymnasium import spaces
 
 from lit_sb3_core.foundation.spaces import action_dim, to_numpy
 
-__all__ = ["RolloutBatch", "RolloutBuffer", "compute_gae"]
+__all__ = ["RolloutBatch", "RolloutBuffer", "compute_gae", "sb3_shuffle"]
 
 
 class RolloutBatch(NamedTuple):
@@ -89,6 +89,19 @@ def compute_gae(
         last_gae = delta + gamma * gae_lambda * next_non_terminal * last_gae
         advantages[step] = last_gae
     return advantages
+
+
+def sb3_shuffle(n_steps: int, n_envs: int) -> torch.Tensor:
+    """A random order of a ``(n_steps, n_envs)`` rollout drawn as SB3 draws it, as step-major indices.
+
+    SB3's ``RolloutBuffer.get`` shuffles with numpy's global generator (``np.random.permutation``, seeded by
+    ``set_random_seed``) over its env-major flattening (index ``env * n_steps + step``). Drawing the same
+    numbers gives the same minibatches from the same seed, and leaves torch's generator, which samples the
+    actions of the next rollout, where SB3 leaves it. Returned over this buffer's step-major flattening
+    (index ``step * n_envs + env``).
+    """
+    env_major = np.random.permutation(n_steps * n_envs)
+    return torch.from_numpy((env_major % n_steps) * n_envs + env_major // n_steps)
 
 
 class RolloutBuffer:
@@ -200,16 +213,23 @@ class RolloutBuffer:
     ) -> Iterator[RolloutBatch]:
         """Shuffled minibatches over the flattened rollout; the last one may be smaller, as in SB3.
 
-        The rollout is shuffled once (one gather per field) and minibatches are slices of it: a few large
-        copies instead of six small gathers per minibatch. A ``batch_size`` that covers the rollout gives
-        ``full_batch()``, unshuffled: losses average over the samples, so their order does not matter.
+        The order is SB3's (``sb3_shuffle``: numpy's global generator), so a seed gives SB3's minibatches;
+        a ``generator`` draws it from that torch generator instead. The rollout is shuffled once (one
+        gather per field) and minibatches are slices of it: a few large copies instead of six small gathers
+        per minibatch. A ``batch_size`` that covers the rollout gives ``full_batch()``, unshuffled: losses
+        average over the samples, so their order does not matter (the shuffle is still drawn, as SB3
+        draws it, so numpy's generator stays where SB3's would be).
         """
         total = self.n_steps * self.n_envs
         batch_size = total if batch_size is None else batch_size
+        if generator is not None:
+            order = torch.randperm(total, generator=generator, device="cpu")
+        else:
+            order = sb3_shuffle(self.n_steps, self.n_envs)
         if batch_size >= total:  # one minibatch of every sample: its order changes nothing
             yield self.full_batch()
             return
-        order = torch.randperm(total, generator=generator, device="cpu").to(self.device)
+        order = order.to(self.device)
         shuffled = RolloutBatch(
             _flat_index(self.observations, order),
             self.actions.reshape(total, *self.actions.shape[2:])[order],

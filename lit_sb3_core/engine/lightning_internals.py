@@ -40,14 +40,16 @@ on, so an upgrade breaks loudly here rather than quietly in a training loop.
     file itself, so it cannot be given an already validated checkpoint.
 
 ``attached_trainer`` is not an exception: it asks the public ``LightningModule.trainer`` property (which
-raises when the module is attached to no Trainer) instead of reading ``module._trainer``. Neither are
+raises when the module is attached to no Trainer) instead of reading ``module._trainer``; nor is
+``detached_from_trainer``, which assigns the public property (its setter takes ``None``). Neither are
 ``trainer_callbacks`` and ``trainer_profiler``: public Trainer attributes that Lightning sets in its
 connectors, where type checkers do not see them; they are read, typed, here once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 import lightning as L
@@ -65,6 +67,7 @@ __all__ = [
     "SIGTERMException",
     "attached_trainer",
     "count_optimizer_step",
+    "detached_from_trainer",
     "ended_by_ctrl_c",
     "has_step_counters",
     "is_overridden",
@@ -85,6 +88,18 @@ def attached_trainer(module: L.LightningModule) -> L.Trainer | None:
         return module.trainer
     except RuntimeError:
         return None
+
+
+@contextmanager
+def detached_from_trainer(module: L.LightningModule) -> Iterator[None]:
+    """Run hooks outside any Trainer (SB3's ``_setup_learn``): ``module`` is attached to none inside, and
+    to the Trainer it had (the last ``learn``'s, whose optimizers it keeps) again afterwards."""
+    trainer = attached_trainer(module)
+    module.trainer = None
+    try:
+        yield
+    finally:
+        module.trainer = trainer
 
 
 def trainer_callbacks(trainer: L.Trainer) -> list[L.Callback]:

@@ -67,11 +67,14 @@ class RecordInnerEpisodeStatistics(RecordEpisodeStatistics):
         finished = finished_episodes(infos)
         if finished:
             self.episode_count += len(finished)
-            for episode_return, episode_length in finished.values():
+            episode = infos["final_info"]["episode"]
+            for index, (episode_return, episode_length) in finished.items():
                 self.return_queue.append(
                     np.float64(episode_return)
                 )  # the types gymnasium's own recorder queues
                 self.length_queue.append(np.int_(episode_length))
+                # "t" as the inner recorder gives it (SB3's Monitor: seconds since it started)
+                self.time_queue.append(np.float64(episode["t"][index]) if "t" in episode else np.float64(0.0))
         return observations, rewards, terminations, truncations, infos
 
 
@@ -185,7 +188,8 @@ class EpisodeStatistics:
     def infos(self) -> deque[dict[str, float]]:
         """SB3's ``ep_info_buffer``: ``{"r": return, "l": length, "t": seconds}`` per episode, newest last."""
         returns, lengths = self.returns, self.lengths
-        times = [float(t) for t in self._queue("time_queue")] or [0.0] * len(returns)
+        times = [float(t) for t in self._queue("time_queue")][-len(returns) :] if returns else []
+        times = [0.0] * (len(returns) - len(times)) + times  # episodes without a time (restored) read 0
         infos = ({"r": r, "l": n, "t": t} for r, n, t in zip(returns, lengths, times))
         return deque(infos, maxlen=self.window)
 
@@ -194,6 +198,9 @@ class EpisodeStatistics:
         if self.recorder is not None and returns:
             self.recorder.return_queue.extend(returns)
             self.recorder.length_queue.extend(lengths)
+            times = getattr(self.recorder, "time_queue", None)
+            if times is not None:  # kept beside the others, so each episode keeps its own time
+                times.extend([0.0] * len(returns))
 
     def clear(self) -> None:
         """Forget the episodes (``learn(reset_num_timesteps=True)`` on the same env, as SB3 does)."""

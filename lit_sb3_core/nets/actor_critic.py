@@ -155,8 +155,10 @@ class ActorCriticPolicy(PolicyAPI, nn.Module):
             ``lit_sb3_core.nets.distributions.StateDependentNoise``; ``squash_output`` needs ``use_sde``.
 
     Attributes (the extension points: a subclass adds heads after ``super().__init__()``, see docs/sdk.md):
-        features_extractor / vf_features_extractor: observations to features (``vf_features_extractor``
-            is None when the extractor is shared).
+        features_extractor / vf_features_extractor: observations to features, as SB3 names them:
+            ``vf_features_extractor`` is the critic's own, or ``features_extractor`` itself when the extractor
+            is shared (``share_features_extractor``); ``pi_features_extractor`` is ``features_extractor``.
+            The aliases are plain attributes, so each module is registered, and saved, once.
         mlp_extractor: the actor's and the critic's MLPs on the features; ``mlp_extractor.latent_dim_pi``
             and ``latent_dim_vf`` are their output widths, the input width of a new head.
         action_net: the actor's head (the distribution's parameters); ``log_std`` its learned log standard
@@ -236,7 +238,12 @@ class ActorCriticPolicy(PolicyAPI, nn.Module):
         self.obs_preprocessor = ObsPreprocessor(observation_space, normalize_images)
         self.features_extractor = self._make_features_extractor()
         self.features_dim = self.features_extractor.features_dim  # SB3's attribute, read by custom extractors
-        self.vf_features_extractor = None if share_features_extractor else self._make_features_extractor()
+        # SB3's names for the same modules, not registered again (state_dict, parameters() list each once).
+        object.__setattr__(self, "pi_features_extractor", self.features_extractor)
+        if share_features_extractor:
+            object.__setattr__(self, "vf_features_extractor", self.features_extractor)
+        else:
+            self.vf_features_extractor = self._make_features_extractor()
         built = self.build_mlp_extractor()
         if built is not None:  # SB3-style overrides (lit_sb3.common.policies) set self.mlp_extractor instead
             self.mlp_extractor = built
@@ -320,7 +327,7 @@ class ActorCriticPolicy(PolicyAPI, nn.Module):
             (self.action_net, 0.01),
             (self.value_net, 1.0),
         ]
-        if self.vf_features_extractor is None:
+        if self.share_features_extractor:
             gains.insert(0, (self.features_extractor, np.sqrt(2)))
         else:
             gains += [(self.features_extractor, np.sqrt(2)), (self.vf_features_extractor, np.sqrt(2))]
@@ -360,7 +367,7 @@ class ActorCriticPolicy(PolicyAPI, nn.Module):
         """Features for the actor and the critic (the same tensor when the extractor is shared)."""
         processed = self.obs_preprocessor(obs)
         pi_features = self._call(self.features_extractor, processed)
-        if self.vf_features_extractor is None:
+        if self.share_features_extractor:
             return pi_features, pi_features
         return pi_features, self._call(self.vf_features_extractor, processed)
 
@@ -385,7 +392,7 @@ class ActorCriticPolicy(PolicyAPI, nn.Module):
         mlp = self.mlp_extractor
         if self.plain_calls and type(mlp) is MlpExtractor:
             return plain_forward(mlp.policy_net, pi_features), plain_forward(mlp.value_net, vf_features)
-        if self.vf_features_extractor is None:
+        if self.share_features_extractor:
             return mlp(pi_features)
         return mlp.forward_actor(pi_features), mlp.forward_critic(vf_features)
 

@@ -31,7 +31,7 @@ from lit_sb3_core.data.noise import (
 )
 from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer, RunningMeanStd
 from lit_sb3_core.data.replay_buffer import DictReplayBuffer, ReplayBuffer, ReplaySamples
-from lit_sb3_core.data.rollout_buffer import RolloutBatch, RolloutBuffer, compute_gae
+from lit_sb3_core.data.rollout_buffer import RolloutBatch, RolloutBuffer, compute_gae, sb3_shuffle
 from lit_sb3_core.engine.datamodule import RLEnvDataModule
 from lit_sb3_core.engine.evaluation import evaluate_policy
 from lit_sb3_core.engine.exporters import DeterministicPolicy, PolicyModule
@@ -197,6 +197,7 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "RolloutBuffer",
     "RolloutBatch",
     "compute_gae",
+    "sb3_shuffle",
     "ReplayBuffer",
     "DictReplayBuffer",
     "ReplaySamples",

@@ -233,6 +233,7 @@ class RLAlgorithm(
         self.last_evaluation: dict[str, float] = {}
         self.last_evaluation_episodes: tuple[list[float], list[int]] = ([], [])
         self.start_time = 0  # SB3's: time.time_ns() when the last run started
+        self._setup_total_timesteps = 0  # the budget of a run SB3's _setup_learn prepared (sb3_glue.py)
         self.step_callbacks = StepCallbacks()  # the run's SB3-style callbacks, gathered at fit start
         self._learn_datamodule: RLEnvDataModule | None = None  # sb3_glue.py
         self._restored_episode_stats: tuple[list[float], list[int]] = ([], [])  # checkpoint_state.py
@@ -492,7 +493,9 @@ class RLAlgorithm(
     def datamodule(self) -> RLEnvDataModule:
         from lit_sb3_core.engine.datamodule import RLEnvDataModule
 
-        datamodule = getattr(self.trainer, "datamodule", None)
+        trainer = attached_trainer(self)
+        # Outside a Trainer, the run SB3's _setup_learn prepares: learn's datamodule.
+        datamodule = getattr(trainer, "datamodule", None) if trainer is not None else self._learn_datamodule
         if not isinstance(datamodule, RLEnvDataModule):
             raise TypeError(
                 f"{type(self).__name__} gets its environments from an RLEnvDataModule: "
@@ -545,10 +548,12 @@ class RLAlgorithm(
 
         _destroy_process_group_at_exit()  # in every rank, ddp_spawn's included (RLTrainer.fit runs in none)
 
-        if not isinstance(self.trainer, RLTrainer):
+        # No Trainer: SB3's _setup_learn prepares a run for its own loop (collect_rollouts), as learn would.
+        trainer = attached_trainer(self)
+        if trainer is not None and not isinstance(trainer, RLTrainer):
             raise TypeError(
                 f"{type(self).__name__} must be trained with lit_sb3.RLTrainer (max_steps counts environment "
-                f"steps there), not {type(self.trainer).__name__}."
+                f"steps there), not {type(trainer).__name__}."
             )
         datamodule = self.datamodule
         env = datamodule.get_env("fit")
@@ -564,11 +569,11 @@ class RLAlgorithm(
         EpisodeStatistics(self.vector_env, self.stats_window_size).extend(returns, lengths)
         self._restored_episode_stats = ([], [])
         self.metrics.start_window()
-        if self.pending_optimizer_states:
-            for optimizer, state in zip(self.trainer.optimizers, self.pending_optimizer_states):
+        if self.pending_optimizer_states and trainer is not None:  # the optimizers exist in a Trainer only
+            for optimizer, state in zip(trainer.optimizers, self.pending_optimizer_states):
                 optimizer.load_state_dict(state)
             self.pending_optimizer_states = []
-        callbacks = trainer_callbacks(self.trainer)
+        callbacks = trainer_callbacks(trainer) if trainer is not None else []
         self.step_callbacks = StepCallbacks(cb for cb in callbacks if isinstance(cb, RLCallback))
         self._sb3_logger.refresh_outputs()
         self.start_time = time.time_ns()  # SB3's start_time (wall clock, ns)
@@ -603,7 +608,11 @@ class RLAlgorithm(
 
     @property
     def total_timesteps(self) -> int:
-        return int(cast("RLTrainer", self.trainer).rl_total_timesteps)
+        """The run's step budget: the Trainer's, or outside one the total ``_setup_learn`` returned."""
+        trainer = attached_trainer(self)
+        if trainer is None:
+            return self._setup_total_timesteps
+        return int(cast("RLTrainer", trainer).rl_total_timesteps)
 
     def env_steps_per_iteration(self, n_envs: int) -> int | None:
         """Environment steps one iteration takes with ``n_envs`` envs in total (None: it varies).

@@ -42,12 +42,13 @@ class MetricRecords:
     def start_window(self) -> None:
         """At fit start: the clock of ``time/fps`` and the episode window of ``rollout/*``."""
         algorithm = self.algorithm
+        trainer = attached_trainer(algorithm)
         self._episode_statistics = EpisodeStatistics(algorithm.vector_env, algorithm.stats_window_size)
         self._fit_start_time = time.perf_counter()
         self._fit_start_timesteps = algorithm.num_timesteps
         self._ep_rew_monitored = any(
             getattr(callback, "monitor", None) == "rollout/ep_rew_mean"
-            for callback in trainer_callbacks(algorithm.trainer)
+            for callback in (trainer_callbacks(trainer) if trainer is not None else ())
         )
 
     @property

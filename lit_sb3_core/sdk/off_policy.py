@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from enum import Enum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, cast
 
@@ -56,6 +57,7 @@ from lit_sb3_core.foundation.checks import (
     check_non_negative_int,
     check_positive_int,
 )
+from lit_sb3_core.foundation.rng import GlobalNumpyRng
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import (
     describe_space,
@@ -67,8 +69,10 @@ from lit_sb3_core.foundation.spaces import (
 from lit_sb3_core.nets.actor_critic import class_to_string
 from lit_sb3_core.nets.off_policy_policies import OffPolicyPolicy
 from lit_sb3_core.registry.names import resolve_named_class
+from lit_sb3_core.sb3.own_loop import RolloutReturn, check_own_loop
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, clip_grad_norm
 from lit_sb3_core.sdk.fast_path import plain_calls
+from lit_sb3_core.sdk.step_callbacks import StepCallbacks
 
 if TYPE_CHECKING:
     from typing import Self
@@ -91,6 +95,18 @@ def parse_train_freq(train_freq: Any) -> TrainFreq:
     check_positive_int("train_freq", frequency, hint="It trains every n steps or episodes: (n, unit).")
     check_choice("the unit of train_freq", unit, ("step", "episode"))
     return int(frequency), str(unit)
+
+
+def _jsonable_enums(value: Any) -> Any:
+    """``value`` with the ``Enum`` members JSON cannot hold (HER's ``GoalSelectionStrategy``) as their lower-case
+    name, as SB3 spells them in configs (``"future"``); the arguments that take them take the name too."""
+    if isinstance(value, dict):
+        return {key: _jsonable_enums(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_jsonable_enums(item) for item in value)
+    if isinstance(value, Enum) and not isinstance(value, (str, int, float)):
+        return value.name.lower()
+    return value
 
 
 class _TrainStats:
@@ -236,7 +252,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self._stop_requested = False  # a step callback returned False
         self.current_learning_rate = 0.0
         self._train_stats = _TrainStats()
-        self.exploration_rng: np.random.Generator | None = None
+        self.exploration_rng: np.random.Generator | GlobalNumpyRng | None = None
         self._pending_off_policy_state: dict[str, Any] | None = None
         super().__init__(
             policy=policy,
@@ -255,6 +271,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
             "action_noise": noise_to_spec(action_noise),
             "replay_buffer_class": class_to_string(replay_buffer_class),
             "train_freq": list(train_freq) if isinstance(train_freq, tuple) else train_freq,
+            "replay_buffer_kwargs": _jsonable_enums(replay_buffer_kwargs),
         }
         for name, value in plain.items():
             if name in self.hparams:
@@ -298,7 +315,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 cls = NStepReplayBuffer if self.n_steps > 1 else ReplayBuffer
             kwargs.update(n_steps=self.n_steps, gamma=self.gamma)
         if isinstance(cls, type) and issubclass(cls, ReplayBuffer):
-            kwargs["seed"] = self._rank_seed(1)
+            kwargs["seed"] = self._own_stream_seed(1)
         kwargs.update(self.replay_buffer_kwargs)
         try:
             return cls(
@@ -332,6 +349,11 @@ class OffPolicyAlgorithm(RLAlgorithm):
         exists after construction); it is resized to the run's number of envs, and seeded, at fit start."""
         if self.action_noise is None and isinstance(self.action_space, spaces.Box):
             self.action_noise = make_action_noise(self._noise_source, int(np.prod(self.action_space.shape)))
+
+    def _own_stream_seed(self, stream: int) -> int | None:
+        """``_rank_seed(stream)`` under DDP; None in one process, where the buffer and exploration draw from
+        numpy's global generator with SB3's calls (``GlobalNumpyRng``), so a seed gives SB3's run."""
+        return self._rank_seed(stream) if self.world_size > 1 else None
 
     def _rank_seed(self, stream: int) -> int | None:
         """A distinct seed per rank and purpose (``stream``), derived from ``seed``."""
@@ -387,7 +409,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
             self._action_low = np.asarray(self.action_space.low, dtype=np.float32)
             self._action_high = np.asarray(self.action_space.high, dtype=np.float32)
         if self.exploration_rng is None:
-            self.exploration_rng = np.random.default_rng(self._rank_seed(3))
+            seed = self._own_stream_seed(3)
+            self.exploration_rng = GlobalNumpyRng() if seed is None else np.random.default_rng(seed)
         self._apply_pending_state()
         self._step_increment = n_envs * self.world_size
         self._chunks_per_batch = self._chunks_per_batch_for(n_envs)
@@ -474,6 +497,11 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 f"{type(self).__name__}.train(gradient_steps={gradient_steps}) samples the replay buffer, which "
                 "is empty: collect transitions first with model.learn(...)."
             )
+        if attached_trainer(self) is None:
+            raise ConfigurationError(
+                f"{type(self).__name__}.train(gradient_steps={gradient_steps}) steps the optimizers of a Lightning "
+                "trainer, which a model has once it has trained: call model.learn(...) once first."
+            )
         self._set_policy_mode(True)
         self.train_on_buffer(steps, size)
         return self
@@ -521,7 +549,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         steps = episodes = 0
         while (steps < frequency) if by_steps else (episodes < frequency):
             if self.num_timesteps < random_until:
-                env_actions = env.action_space.sample()
+                env_actions = self.random_actions()
                 buffer_actions = self._scale(env_actions) if box else env_actions - discrete_offset
             else:
                 buffer_actions = explore(self.last_obs)
@@ -560,6 +588,43 @@ class OffPolicyAlgorithm(RLAlgorithm):
             callbacks.rollout_end()
         return steps * env.num_envs
 
+    def collect_rollouts(
+        self,
+        env: Any,
+        callback: Any,
+        train_freq: Any,
+        replay_buffer: Any,
+        action_noise: ActionNoise | None = None,
+        learning_starts: int = 0,
+        log_interval: int | None = None,
+    ) -> RolloutReturn:
+        """SB3's ``collect_rollouts``, for code that runs SB3's loop itself after ``_setup_learn``.
+
+        ``collect_chunk`` with SB3's arguments: it steps the training env (``model.get_env()``) for one
+        ``train_freq`` (``model.train_freq``, ``4`` or ``(1, "episode")``) into ``replay_buffer``
+        (``model.replay_buffer``), with ``action_noise`` on Box actions and random actions until
+        ``learning_starts`` steps, calling ``callback`` around and after every step. Returns SB3's
+        ``RolloutReturn(episode_timesteps, n_episodes, continue_training)``. ``log_interval`` is accepted
+        for SB3's signature: ``learn`` writes the logs.
+        """
+        check_own_loop(self, env, replay_buffer, self.replay_buffer, callback)
+        frequency = parse_train_freq(train_freq)
+        check_non_negative_int("learning_starts", learning_starts)
+        run = (self.train_freq, self.action_noise, self.learning_starts, self.step_callbacks)
+        self.train_freq, self.action_noise, self.learning_starts = (
+            frequency,
+            action_noise,
+            int(learning_starts),
+        )
+        self.step_callbacks = StepCallbacks([callback] if callback is not None else [])
+        self._stop_requested = False
+        episodes = self.episode_num
+        try:
+            steps = self.collect_chunk()
+        finally:
+            self.train_freq, self.action_noise, self.learning_starts, self.step_callbacks = run
+        return RolloutReturn(steps, self.episode_num - episodes, not self._stop_requested)
+
     def chunk_step_locals(self, loop: dict[str, Any]) -> dict[str, Any]:
         """SB3's ``self.locals`` for a step callback, from ``collect_chunk``'s local variables."""
         return self.step_callbacks.locals(
@@ -580,6 +645,17 @@ class OffPolicyAlgorithm(RLAlgorithm):
             terminated=loop["terminated"],
             truncated=loop["truncated"],
         )
+
+    def random_actions(self) -> np.ndarray:
+        """One uniformly random action per env, in the env's space.
+
+        In one process drawn as SB3 draws them: one sample of the model's action space per env (seeded with
+        the model; for SB3's vec envs it is the first env's own space). Under DDP from each rank's vector env.
+        """
+        assert self.vector_env is not None and self.action_space is not None
+        if self.world_size > 1:
+            return np.asarray(self.vector_env.action_space.sample())
+        return np.array([self.action_space.sample() for _ in range(self.vector_env.num_envs)])
 
     def random_warmup_steps(self) -> int:
         """Environment steps that act uniformly at random (from the action space) before ``explore`` does.
@@ -659,7 +735,9 @@ class OffPolicyAlgorithm(RLAlgorithm):
         state: dict[str, Any] = {
             "episode_num": self.episode_num,
             "n_calls": self.n_calls,
-            "rng": self.exploration_rng.bit_generator.state if self.exploration_rng is not None else None,
+            "rng": self.exploration_rng.bit_generator.state
+            if isinstance(self.exploration_rng, np.random.Generator)
+            else None,  # numpy's global generator: its state is the checkpoint's "rng"
             "noise": self.action_noise.state_dict() if self.action_noise is not None else None,
         }
         if self.checkpoint_replay_buffer and self.replay_buffer is not None:
@@ -680,7 +758,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         if state is None:
             return
         self._pending_off_policy_state = None
-        if state.get("rng") is not None and self.exploration_rng is not None:
+        if state.get("rng") is not None and isinstance(self.exploration_rng, np.random.Generator):
             self.exploration_rng.bit_generator.state = state["rng"]
         if state.get("noise") is not None and self.action_noise is not None:
             self.action_noise.load_state_dict(state["noise"])

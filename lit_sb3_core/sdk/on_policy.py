@@ -39,9 +39,11 @@ from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_num
 from lit_sb3_core.nets.actor_critic import ACTOR_CRITIC_ALIASES, ActorCriticPolicy, class_to_string
 from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sb3.buffers import RolloutBuffer as SB3RolloutBuffer
+from lit_sb3_core.sb3.own_loop import check_own_loop
 from lit_sb3_core.sb3.rollout_view import check_rollout_buffer_class, rollout_view, sb3_buffer_extras
 from lit_sb3_core.sdk.algorithm import RLAlgorithm
 from lit_sb3_core.sdk.fast_path import plain_calls
+from lit_sb3_core.sdk.step_callbacks import StepCallbacks
 
 __all__ = ["OnPolicyAlgorithm", "explained_variance"]
 
@@ -377,6 +379,30 @@ class OnPolicyAlgorithm(RLAlgorithm):
             )
         self._set_policy_mode(True)
         return True
+
+    def collect_rollouts(
+        self, env: Any, callback: Any, rollout_buffer: SB3RolloutBuffer | None, n_rollout_steps: int
+    ) -> bool:
+        """SB3's ``collect_rollouts``, for code that runs SB3's loop itself after ``_setup_learn``.
+
+        ``collect_rollout`` with SB3's arguments: it steps the training env (``env``: ``model.get_env()``)
+        ``n_rollout_steps`` (``model.n_steps``) times with the policy in eval mode, fills ``rollout_buffer``
+        (``model.rollout_buffer``) with advantages computed, advances ``num_timesteps`` and ``_last_obs``, and
+        calls ``callback`` (``BaseCallback``) around and after every step. Returns False when the callback
+        stopped it. Other envs, buffers or lengths are refused: the model's own are what its loop fills.
+        """
+        check_own_loop(self, env, rollout_buffer, self.rollout_buffer, callback)
+        if n_rollout_steps != self.n_steps:
+            raise ValueError(
+                f"collect_rollouts(n_rollout_steps={n_rollout_steps}): the rollout buffer holds n_steps="
+                f"{self.n_steps} steps per env; pass n_rollout_steps=model.n_steps."
+            )
+        run_callbacks = self.step_callbacks
+        self.step_callbacks = StepCallbacks([callback] if callback is not None else [])
+        try:
+            return self.collect_rollout()
+        finally:
+            self.step_callbacks = run_callbacks
 
     def rollout_step_locals(self, loop: dict[str, Any]) -> dict[str, Any]:
         """SB3's ``self.locals`` for a step callback, from ``collect_rollout``'s local variables."""

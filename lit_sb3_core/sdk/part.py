@@ -81,6 +81,7 @@ if TYPE_CHECKING:
         last_evaluation: dict[str, float]
         last_evaluation_episodes: EvaluationEpisodes
         _learn_datamodule: RLEnvDataModule | None
+        _setup_total_timesteps: int
         _restored_episode_stats: tuple[list[float], list[int]]
         default_log_interval: ClassVar[int]
         _sb3_logger: ModelLogger  # the SB3 logger RLAlgorithm holds (sb3/model_logger.py)

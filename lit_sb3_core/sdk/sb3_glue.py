@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
+import gymnasium as gym
 import numpy as np
 import torch
 
@@ -17,6 +18,7 @@ from lit_sb3_core.engine.lightning_internals import attached_trainer, ended_by_c
 from lit_sb3_core.envs.make import renders_rgb_arrays
 from lit_sb3_core.errors import EnvCountError
 from lit_sb3_core.foundation.checks import check_positive_int
+from lit_sb3_core.sb3.monitor import monitored
 from lit_sb3_core.sdk.part import AlgorithmPart
 
 if TYPE_CHECKING:
@@ -50,36 +52,7 @@ class SB3Glue(AlgorithmPart):
         from lit_sb3_core.engine.trainer import RLTrainer
 
         total_timesteps = check_positive_int("total_timesteps", total_timesteps)
-        if env is not None:
-            if self.vector_env is not None and self._is_training_env(env):
-                # get_env() may be the training env in VecTransposeImage: train on the env itself.
-                from lit_sb3_core.sb3.vec_env_views import as_sb3_vec_env
-
-                env = as_sb3_vec_env(self.vector_env) if env is not self.vector_env else env
-            self.env_source = env
-            self._learn_datamodule = None
-        if self.env_source is None:
-            raise ValueError(
-                f"{type(self).__name__}.learn() needs an environment: learn(10_000, env='CartPole-v1'), or "
-                "pass env= to the constructor."
-            )
-        datamodule = self._learn_datamodule
-        # The env get_env() handed out (SB3's model.env) is trained on again unless another is asked for.
-        reusable = datamodule is not None and n_envs in (None, datamodule.n_envs)
-        if datamodule is None or (reset_num_timesteps and not reusable):
-            if datamodule is not None and datamodule is not self.env_source:
-                datamodule.close()
-            datamodule = self._datamodule_for(self.env_source, n_envs or 1)
-            self._learn_datamodule = datamodule
-        elif reset_num_timesteps:  # a fresh run on the same env: SB3 forgets the episode statistics
-            from lit_sb3_core.envs.episodes import EpisodeStatistics
-
-            EpisodeStatistics(datamodule.get_env("fit")).clear()
-        if reset_num_timesteps:
-            self.num_timesteps = 0
-            self.iterations = 0
-            self.last_obs = None
-            self._clear_success_window()
+        datamodule = self._learn_run(env, reset_num_timesteps, n_envs)
         run_name = tb_log_name or type(self).__name__
         log_dir = self.hparams.get("tensorboard_log")
         custom_logger = self._sb3_logger.custom
@@ -110,6 +83,71 @@ class SB3Glue(AlgorithmPart):
         self._keep_train_record()
         return self
 
+    def _learn_run(self, env: Any, reset_num_timesteps: bool, n_envs: int | None) -> RLEnvDataModule:
+        """What ``learn`` trains on (its datamodule), and the counters reset unless the run continues."""
+        if env is not None:
+            if self.vector_env is not None and self._is_training_env(env):
+                # get_env() may be the training env in VecTransposeImage: train on the env itself.
+                from lit_sb3_core.sb3.vec_env_views import as_sb3_vec_env
+
+                env = as_sb3_vec_env(self.vector_env) if env is not self.vector_env else env
+            self.env_source = env
+            self._learn_datamodule = None
+        if self.env_source is None:
+            raise ValueError(
+                f"{type(self).__name__}.learn() needs an environment: learn(10_000, env='CartPole-v1'), or "
+                "pass env= to the constructor."
+            )
+        datamodule = self._learn_datamodule
+        # The env get_env() handed out (SB3's model.env) is trained on again unless another is asked for.
+        reusable = datamodule is not None and n_envs in (None, datamodule.n_envs)
+        if datamodule is None or (reset_num_timesteps and not reusable):
+            if datamodule is not None and datamodule is not self.env_source:
+                datamodule.close()
+            datamodule = self._datamodule_for(self.env_source, n_envs or 1)
+            self._learn_datamodule = datamodule
+        elif reset_num_timesteps:  # a fresh run on the same env: SB3 forgets the episode statistics
+            from lit_sb3_core.envs.episodes import EpisodeStatistics
+
+            EpisodeStatistics(datamodule.get_env("fit")).clear()
+        if reset_num_timesteps:
+            self.num_timesteps = 0
+            self.iterations = 0
+            self.last_obs = None
+            self._clear_success_window()
+        return datamodule
+
+    def _setup_learn(
+        self,
+        total_timesteps: int,
+        callback: Any = None,
+        reset_num_timesteps: bool = True,
+        tb_log_name: str = "run",
+        progress_bar: bool = False,
+    ) -> tuple[int, Any]:
+        """SB3's ``_setup_learn``, for code that runs SB3's loop itself (``collect_rollouts``).
+
+        Prepares the run ``learn`` would start, without Lightning's trainer: the training env (reset unless
+        ``reset_num_timesteps=False`` continues its episodes), the counters, the rollout or replay buffer.
+        Returns ``total_timesteps`` (plus the steps done when the run continues) and ``callback`` as one
+        ``BaseCallback`` attached to the model (a list becomes a ``CallbackList``, a function a
+        ``ConvertCallback``). ``tb_log_name`` is accepted for SB3's signature: ``learn`` opens the loggers.
+        """
+        from lit_sb3_core.engine.lightning_internals import detached_from_trainer
+
+        total_timesteps = check_positive_int("total_timesteps", total_timesteps)
+        sb3_callback = _as_sb3_callback(callback, progress_bar)  # refused before anything changes
+        datamodule = self._learn_run(None, reset_num_timesteps, None)
+        if not reset_num_timesteps:
+            total_timesteps += self.num_timesteps
+        self._setup_total_timesteps = total_timesteps
+        with detached_from_trainer(self):  # the hooks prepare this run, not the last learn's trainer
+            self.setup("fit")
+            self.on_fit_start()
+        assert self.vector_env is datamodule.get_env("fit")
+        sb3_callback.init_callback(self)
+        return total_timesteps, sb3_callback
+
     def _keep_train_record(self) -> None:
         """Leave the last ``train/`` values in ``model.logger.name_to_value`` after ``learn``, as SB3's logger
         holds them (SB3 dumps before training, so what the last update recorded is still there; code reads
@@ -125,9 +163,14 @@ class SB3Glue(AlgorithmPart):
 
         if isinstance(source, RLEnvDataModule):
             return source
-        # As SB3: envs made from an id render RGB arrays when they can (model.env.render() gives frames).
+        # As SB3: envs made from an id render RGB arrays when they can (model.env.render() gives frames), and
+        # each env made here, or handed over alone, is wrapped in a Monitor (model.env.envs[0] is one).
         env_kwargs = {"render_mode": "rgb_array"} if renders_rgb_arrays(source) else None
-        return RLEnvDataModule(train_env=source, n_envs=n_envs, seed=self.seed, env_kwargs=env_kwargs)
+        single = isinstance(source, (str, gym.Env)) or callable(source)  # not a VectorEnv or VecEnv
+        wrappers = [monitored] if single else None
+        return RLEnvDataModule(
+            train_env=source, n_envs=n_envs, seed=self.seed, env_kwargs=env_kwargs, wrappers=wrappers
+        )
 
     def get_env(self) -> Any:
         """The training env as SB3's ``VecEnv``: the one passed in (an SB3 VecEnv comes back as itself,
@@ -379,6 +422,26 @@ def _as_lightning_callbacks(callback: Any) -> list[Any]:
                 f"a function fn(locals, globals) -> bool; got {type(item).__name__}."
             )
     return converted
+
+
+def _as_sb3_callback(callback: Any, progress_bar: bool) -> Any:
+    """SB3's ``_init_callback``'s conversion: ``callback`` (one, a list, a function or ``None``) as one
+    ``BaseCallback``, with a ``ProgressBarCallback`` for ``progress_bar``. Lightning's own callbacks run only
+    in a trainer's loop: they are refused with a pointer to ``learn``."""
+    from lit_sb3_core.sb3.callbacks import CallbackList, ProgressBarCallback, RLCallback
+
+    callbacks = _as_lightning_callbacks(callback)
+    others = [type(item).__name__ for item in callbacks if not isinstance(item, RLCallback)]
+    if others:
+        raise TypeError(
+            f"_setup_learn takes SB3's callbacks (BaseCallback, functions); {', '.join(others)} is a Lightning "
+            "callback, which runs in the trainer's loop: pass it to learn(callback=...) instead."
+        )
+    if progress_bar:
+        callbacks.append(ProgressBarCallback())
+    if callback is None or isinstance(callback, (list, tuple)) or progress_bar:
+        return CallbackList(callbacks)
+    return callbacks[0]
 
 
 @contextmanager

@@ -306,3 +306,13 @@ def test_the_migration_page_lists_every_mirrored_name() -> None:
         if missing:
             unlisted[sb3_name] = missing
     assert not unlisted, f"docs/sb3-migration.md does not list {unlisted}"
+
+
+def test_key_to_goal_strategy_maps_sb3s_keys_to_sb3s_members() -> None:
+    from lit_sb3.her.goal_selection_strategy import KEY_TO_GOAL_STRATEGY, GoalSelectionStrategy
+
+    sb3_her = pytest.importorskip("stable_baselines3.her.goal_selection_strategy")
+    assert {key: s.name for key, s in KEY_TO_GOAL_STRATEGY.items()} == {
+        key: s.name for key, s in sb3_her.KEY_TO_GOAL_STRATEGY.items()
+    }
+    assert all(isinstance(s, GoalSelectionStrategy) for s in KEY_TO_GOAL_STRATEGY.values())

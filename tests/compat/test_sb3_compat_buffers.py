@@ -108,9 +108,9 @@ def test_replay_sample_normalized_by_a_vec_normalize() -> None:
         next_obs, reward = env.get_original_obs(), env.get_original_reward()
         buffer.add(obs, next_obs, np.zeros((1, 1)), reward, done, info)
         obs = next_obs
-    state = buffer.rng.bit_generator.state
+    state = np.random.get_state()  # an unseeded buffer draws from numpy's global generator, as SB3's
     raw = buffer.sample(100)
-    buffer.rng.bit_generator.state = state  # the same rows again, normalized this time
+    np.random.set_state(state)  # the same rows again, normalized this time
     normalized = buffer.sample(100, env)
     for name in ("observations", "next_observations"):
         expected = env.normalize_obs(getattr(raw, name).numpy())

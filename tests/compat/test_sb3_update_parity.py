@@ -1,18 +1,18 @@
-"""A2C and PPO take Stable-Baselines3's gradient steps: from one seed, on one env, lit-sb3's weights after
-real training equal SB3's to float rounding.
+"""A2C, PPO, MaskablePPO, DQN and QR-DQN take Stable-Baselines3's gradient steps: from one seed, on one env,
+lit-sb3's weights after real training equal SB3's to float rounding.
 
-The only thing the two libraries draw differently is PPO's minibatch order (SB3: numpy's global RNG over an
-env-major flattening of the rollout; lit-sb3: ``torch.randperm`` over a step-major one), so the PPO test
-hands lit-sb3 SB3's order. Everything else (initial weights, sampled actions, the env's resets, the
-rollout, advantages, losses, clipping, optimizer) is the libraries' own. This is why the learning ledger's
-A2C curves are the same in both libraries and its PPO curves are two samples of one distribution.
+Nothing is handed over: initial weights, sampled actions, the env's resets, the rollout, advantages, PPO's
+minibatch order (numpy's global generator over SB3's env-major flattening, ``sb3_shuffle``), the replay
+buffer's minibatch indices and DQN's epsilon-greedy draws (numpy's global generator, ``GlobalNumpyRng``),
+losses, clipping and optimizer are each library's own, and draw the same random numbers from the same
+seed. This is why a seed gives the same learning curve, and the same pass or fail of a learning threshold,
+in both.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
 import torch
 
@@ -58,22 +58,70 @@ def test_a2c_weights_after_training_equal_sb3s() -> None:
     _assert_same_weights(sb3, lit)
 
 
-def test_ppo_weights_after_training_equal_sb3s_given_sb3s_minibatch_order(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import lit_sb3_core.data.rollout_buffer as rollout_buffer
-
-    n_steps = 32
-    kwargs = {"n_steps": n_steps, "batch_size": 16, "n_epochs": 3}
-
-    def sb3_order(total: int, **_: Any) -> torch.Tensor:
-        order = np.random.permutation(total)  # SB3's RolloutBuffer.get: indices of the env-major flattening
-        return torch.as_tensor((order % n_steps) * N_ENVS + order // n_steps)  # as step-major indices
-
-    sb3 = _sb3("PPO", 4 * n_steps * N_ENVS, **kwargs)  # 4 rollouts, 3 epochs of 4 minibatches each
-    monkeypatch.setattr(rollout_buffer.torch, "randperm", sb3_order)
-    lit = _lit("PPO", 4 * n_steps * N_ENVS, **kwargs)
-    monkeypatch.undo()
+def test_ppo_weights_after_training_equal_sb3s() -> None:
+    kwargs = {"n_steps": 32, "batch_size": 16, "n_epochs": 3}
+    # 4 rollouts, 3 epochs of 4 minibatches each: the later rollouts are sampled after shuffles, so torch's
+    # generator must also be where SB3's is (the shuffle comes from numpy's, as in SB3).
+    sb3, lit = _sb3("PPO", 4 * 32 * N_ENVS, **kwargs), _lit("PPO", 4 * 32 * N_ENVS, **kwargs)
     _assert_same_weights(sb3, lit)
-    own_order = _lit("PPO", 4 * n_steps * N_ENVS, **kwargs)  # lit-sb3's own order: another sample
-    assert any(not torch.equal(own_order[k], lit[k]) for k in lit), "the minibatch order is what differs"
+
+
+def test_maskable_ppo_weights_after_training_equal_sb3_contribs() -> None:
+    """With action masks (sb3-contrib's InvalidActionEnvDiscrete, each library's own copy of it). One env:
+    its states come from its action space, which the model seeds only for the first env (in both)."""
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    pytest.importorskip("lit_sb3_ppo_mask")
+    import stable_baselines3.common.env_util as sb3_env_util
+    from sb3_contrib.common.envs import InvalidActionEnvDiscrete as SB3Env
+
+    import lit_sb3
+    import lit_sb3.common.env_util as lit_env_util
+    from lit_sb3.common.envs import InvalidActionEnvDiscrete as LitEnv
+
+    kwargs = {"n_steps": 32, "batch_size": 16, "n_epochs": 2, "seed": SEED, "device": "cpu"}
+    steps = 3 * 32
+    theirs = sb3_contrib.MaskablePPO(
+        "MlpPolicy", sb3_env_util.make_vec_env(lambda: SB3Env(dim=8, n_invalid_actions=3)), **kwargs
+    ).learn(total_timesteps=steps)
+    ours = lit_sb3.MaskablePPO(
+        "MlpPolicy", lit_env_util.make_vec_env(lambda: LitEnv(dim=8, n_invalid_actions=3)), **kwargs
+    ).learn(total_timesteps=steps)
+    _assert_same_weights(theirs.policy.state_dict(), ours.policy.state_dict())
+
+
+def _sb3_contrib(algo: str, steps: int, **kwargs: Any) -> dict[str, torch.Tensor]:
+    import sb3_contrib
+    from stable_baselines3.common.env_util import make_vec_env
+
+    env = make_vec_env(ENV_ID, n_envs=N_ENVS, seed=SEED)
+    model = getattr(sb3_contrib, algo)("MlpPolicy", env, seed=SEED, device="cpu", **kwargs)
+    model.learn(total_timesteps=steps)
+    return {k: v.detach().clone() for k, v in model.policy.state_dict().items()}
+
+
+# Off-policy: the warm-up's random actions (one sample of the model's action space per env), epsilon-greedy
+# decisions and minibatch indices come from the generators SB3 draws them from, in its order.
+DQN_KWARGS = {
+    "learning_starts": 50,
+    "train_freq": 2,
+    "gradient_steps": 2,
+    "target_update_interval": 40,
+    "batch_size": 16,
+    "exploration_fraction": 0.5,
+    "policy_kwargs": {"net_arch": [16]},
+}
+
+
+def test_dqn_weights_after_training_equal_sb3s() -> None:
+    sb3, lit = _sb3("DQN", 400, **DQN_KWARGS), _lit("DQN", 400, **DQN_KWARGS)
+    _assert_same_weights(sb3, lit)
+
+
+def test_qrdqn_weights_after_training_equal_sb3_contribs() -> None:
+    pytest.importorskip("sb3_contrib")
+    pytest.importorskip("lit_sb3_qrdqn")
+    kwargs = {**DQN_KWARGS, "policy_kwargs": {"net_arch": [16], "n_quantiles": 5}}
+    sb3 = _sb3_contrib("QRDQN", 400, **kwargs)
+    lit = _lit("QRDQN", 400, **kwargs)
+    renamed = {k.replace("q_net", "quantile_net"): v for k, v in lit.items()}
+    _assert_same_weights(sb3, renamed)

@@ -153,6 +153,9 @@ def test_attached_trainer_uses_the_public_property() -> None:
     trainer = _trainer(limit_val_batches=0)
     trainer.fit(model)
     assert internals.attached_trainer(model) is trainer
+    with internals.detached_from_trainer(model):
+        assert internals.attached_trainer(model) is None
+    assert internals.attached_trainer(model) is trainer and model.optimizers() is not None
 
 
 class _WithHyperparameters(L.LightningModule):

@@ -36,6 +36,24 @@ def test_the_reader_finds_the_recorder_through_wrappers_and_windows_it() -> None
     assert EpisodeStatistics(env).returns == []
 
 
+def test_restored_episodes_keep_every_episode_and_its_own_time() -> None:
+    """Episodes a checkpoint puts back have no time; ep_info_buffer still lists them all, and the episodes
+    recorded after them keep theirs (the time queue stays beside the others)."""
+    env = _recorded_env()
+    env.time_queue.clear()
+    env.time_queue.extend([1.5] * 3)  # a recorder whose times cover only its newest episodes
+    infos = list(EpisodeStatistics(env).infos())
+    assert len(infos) == 20 and [info["t"] for info in infos[-4:]] == [0.0, 1.5, 1.5, 1.5]
+    stats = EpisodeStatistics(env)
+    stats.extend([100.0, 101.0], [5, 6])
+    env.return_queue.append(102.0)
+    env.length_queue.append(7)
+    env.time_queue.append(2.5)
+    infos = list(stats.infos())
+    assert len(infos) == 23
+    assert [(info["r"], info["t"]) for info in infos[-3:]] == [(100.0, 0.0), (101.0, 0.0), (102.0, 2.5)]
+
+
 def _same_step_envs(n_envs: int) -> gym.vector.SyncVectorEnv:
     fns = [lambda: gym.make("CartPole-v1", max_episode_steps=15) for _ in range(n_envs)]
     return gym.vector.SyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)

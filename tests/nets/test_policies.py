@@ -78,7 +78,7 @@ def test_same_seed_same_weights_and_outputs_as_sb3(
 
     ours = policy.state_dict()
     skip = ("pi_features_extractor",) + (
-        ("vf_features_extractor",) if policy.vf_features_extractor is None else ()
+        ("vf_features_extractor",) if policy.share_features_extractor else ()
     )
     theirs = {k: v for k, v in reference.state_dict().items() if not k.startswith(skip)}
     assert set(ours) == set(theirs)
@@ -228,8 +228,12 @@ def test_features_extractor_class_and_kwargs() -> None:
 def test_share_features_extractor() -> None:
     shared = ActorCriticCnnPolicy(IMG, spaces.Discrete(2))
     separate = ActorCriticCnnPolicy(IMG, spaces.Discrete(2), share_features_extractor=False)
-    assert shared.vf_features_extractor is None
-    assert separate.vf_features_extractor is not None
+    # SB3's names: pi_ is features_extractor, vf_ the critic's own or the shared one; each module counts once.
+    assert shared.pi_features_extractor is shared.vf_features_extractor is shared.features_extractor
+    assert separate.pi_features_extractor is separate.features_extractor
+    assert separate.vf_features_extractor is not separate.features_extractor
+    assert not any(key.startswith(("pi_", "vf_")) for key in shared.state_dict())
+    assert len(list(shared.parameters())) == len({id(p) for p in shared.parameters()})
     assert _n_params(separate) == _n_params(shared) + _n_params(shared.features_extractor)
     obs = _batch(IMG, 2)
     pi, vf = separate.extract_features(obs)

@@ -470,3 +470,63 @@ def test_a_her_model_file_keeps_its_replay_buffer_settings(tmp_path: Path) -> No
     np.testing.assert_array_equal(
         model.predict(obs, deterministic=True)[0], reference.predict(obs, deterministic=True)[0]
     )
+
+
+def _rewrite_member(source: Path, target: Path, member: str, change: Any) -> None:
+    """Copy an SB3 zip, passing one ``.pth`` member's state dict through ``change``."""
+    import io
+
+    import torch
+
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
+        for item in old.infolist():
+            payload = old.read(item.filename)
+            if item.filename == member:
+                buffer = io.BytesIO()
+                torch.save(change(torch.load(io.BytesIO(payload), weights_only=True)), buffer)
+                payload = buffer.getvalue()
+            new.writestr(item, payload)
+
+
+def test_sb3_before_1_7_actor_critic_files_without_pi_features_extractor_load(tmp_path: Path) -> None:
+    """SB3 < 1.7 saved no ``pi_features_extractor`` keys (SB3 warns and loads them inexactly); lit-sb3
+    stores each extractor once, so such a file loads exactly and acts the same, with nothing to warn about."""
+    reference = sb3.A2C("CnnPolicy", ImageEnv(), seed=0, n_steps=4,
+                        policy_kwargs={"features_extractor_kwargs": {"features_dim": 16}}).learn(8)  # fmt: skip
+    reference.save(tmp_path / "new.zip")
+
+    def drop_alias(state: dict[str, Any]) -> dict[str, Any]:
+        kept = {k: v for k, v in state.items() if not k.startswith("pi_features_extractor.")}
+        assert len(kept) < len(state)  # the layout of SB3 < 1.7
+        return kept
+
+    _rewrite_member(tmp_path / "new.zip", tmp_path / "old.zip", "policy.pth", drop_alias)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = lit_sb3.A2C.load(tmp_path / "old.zip", env=ImageEnv())
+    policy = model.policy
+    assert policy.pi_features_extractor is policy.features_extractor is policy.vf_features_extractor
+    obs = _batch(ImageEnv.observation_space, 8)
+    np.testing.assert_array_equal(
+        model.predict(obs, deterministic=True)[0], reference.predict(obs, deterministic=True)[0]
+    )
+    model.learn(8)
+
+
+def test_sb3_before_2_4_dqn_files_with_target_parameters_in_the_optimizer_load(tmp_path: Path) -> None:
+    """SB3 < 2.4 put the target network in DQN's optimizer (SB3 warns and truncates its state); lit-sb3 does
+    not carry SB3's optimizer states over, so such a file loads, acts the same and trains."""
+    import torch
+
+    reference = sb3.DQN("MlpPolicy", "CartPole-v1", buffer_size=1000, learning_starts=4, seed=0)
+    reference.policy.optimizer = torch.optim.Adam(reference.policy.parameters(), lr=1e-3)  # SB3 < 2.4
+    reference.learn(40)
+    reference.save(tmp_path / "old.zip")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = lit_sb3.DQN.load(tmp_path / "old.zip", env="CartPole-v1")
+    obs = _batch(reference.observation_space, 16)
+    np.testing.assert_array_equal(
+        model.predict(obs, deterministic=True)[0], reference.predict(obs, deterministic=True)[0]
+    )
+    assert model.learn(20).num_timesteps == 20

@@ -158,7 +158,9 @@ class A2C(OnPolicyAlgorithm):
         optimizer = self.optimizers()
         learning_rate = self.update_learning_rate(optimizer)
 
-        batch = buffer.full_batch()  # one gradient step on every sample: the order does not matter
+        # One gradient step on the whole rollout; minibatches(None) draws the shuffle SB3 draws here, so
+        # numpy's global generator (which envs may use) stays in step with SB3's.
+        (batch,) = buffer.minibatches(None)
         values, log_prob, entropy = policy.evaluate_actions(batch.observations, batch.actions)
         advantages = batch.advantages
         if self.normalize_advantage:

@@ -60,8 +60,14 @@ def test_reaches_rl_zoo_level_with_tuned_hyperparameters(seed: int) -> None:
 
 
 def test_is_td3_without_its_tricks() -> None:
-    """Same seed, same data: DDPG trains exactly as TD3 with one critic, no delay and no smoothing noise."""
+    """Same seed, same data: DDPG trains exactly as TD3 with one critic, no delay and no smoothing noise.
+
+    Each model is built and trained before the next is built: as in SB3, the seed is applied when the model
+    is built, and minibatches come from numpy's global generator, which every run in the process shares."""
     ddpg = DDPG(env="Pendulum-v1", policy_kwargs={"net_arch": [32, 32]}, **SMALL)
+    assert (ddpg.policy_delay, ddpg.target_policy_noise, ddpg.target_noise_clip) == (1, 0.0, 0.0)
+    assert ddpg.policy.critic.n_critics == 1 and ddpg.policy.critic_target.n_critics == 1
+    ddpg.learn(150)
     td3 = TD3(
         env="Pendulum-v1",
         policy_delay=1,
@@ -69,11 +75,7 @@ def test_is_td3_without_its_tricks() -> None:
         target_noise_clip=0.0,
         policy_kwargs={"net_arch": [32, 32], "n_critics": 1},
         **SMALL,
-    )
-    assert (ddpg.policy_delay, ddpg.target_policy_noise, ddpg.target_noise_clip) == (1, 0.0, 0.0)
-    assert ddpg.policy.critic.n_critics == 1 and ddpg.policy.critic_target.n_critics == 1
-    ddpg.learn(150)
-    td3.learn(150)
+    ).learn(150)
     ddpg_state, td3_state = ddpg.policy.state_dict(), td3.policy.state_dict()
     assert list(ddpg_state) == list(td3_state)
     for name, value in ddpg_state.items():

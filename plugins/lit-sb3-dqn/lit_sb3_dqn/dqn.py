@@ -178,10 +178,6 @@ class DQN(OffPolicyAlgorithm):
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return self.make_optimizer(self.require_policy().q_net.parameters())
 
-    def on_fit_start(self) -> None:
-        super().on_fit_start()
-        self.exploration_rate = self._epsilon()
-
     def _epsilon(self) -> float:
         return linear_epsilon(
             self.exploration_initial_eps,
@@ -199,11 +195,15 @@ class DQN(OffPolicyAlgorithm):
         self.exploration_rate = self._epsilon()
 
     def explore(self, obs: Any) -> np.ndarray:
-        """Epsilon-greedy: one draw decides for all environments of the step, as in SB3."""
-        assert self.exploration_rng is not None and self.vector_env is not None
+        """Epsilon-greedy: one draw decides for all environments of the step, as in SB3.
+
+        ``exploration_rate`` is updated after each step (``on_env_step``), as in SB3: the first step of a
+        model's first run uses its initial value, 0 (greedy; it matters only with ``learning_starts=0``).
+        """
+        assert self.exploration_rng is not None
         if self.exploration_rng.random() < self.exploration_rate:
             start = int(self.action_space.start)  # type: ignore[union-attr]
-            return np.asarray(self.vector_env.action_space.sample()) - start
+            return self.random_actions() - start
         return self.policy(obs_to_tensor(obs, self.device)).cpu().numpy()
 
     def predict(

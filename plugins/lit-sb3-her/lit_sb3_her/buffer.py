@@ -60,29 +60,31 @@ __all__ = ["GoalSelectionStrategy", "HerReplayBuffer"]
 
 RewardFunction = Callable[[np.ndarray, np.ndarray, list[dict[str, Any]]], Any]
 
-# Redraws of transitions that fell on unfinished or forgotten episodes before sampling exactly among the
-# valid ones: such transitions are few once some episodes are stored, so a redraw or two almost always does.
-_REDRAWS = 8
 
-
-class GoalSelectionStrategy(str, Enum):
+class GoalSelectionStrategy(Enum):
     """Which achieved goal of the episode replaces the desired goal of a virtual transition.
 
-    A ``str`` enum: its members are their names (``GoalSelectionStrategy.FUTURE == "future"``), so they stay
-    plain JSON in saved hyperparameters. (SB3 numbers them 0, 1, 2; the names are the same.)
+    SB3's type: a plain ``Enum`` numbered as SB3 numbers it. Every argument that takes a strategy also takes
+    its lower-case name (``"future"``), case-insensitively; saved hyperparameters and replay buffer files
+    hold that name (``strategy.key``), so they stay plain JSON.
     """
 
-    FUTURE = "future"  # a goal achieved at or after this step
-    FINAL = "final"  # the goal achieved at the end of the episode
-    EPISODE = "episode"  # a goal achieved at any step of the episode
+    FUTURE = 0  # a goal achieved at or after this step
+    FINAL = 1  # the goal achieved at the end of the episode
+    EPISODE = 2  # a goal achieved at any step of the episode
+
+    @property
+    def key(self) -> str:
+        """The strategy's name as configs and files spell it (SB3's ``KEY_TO_GOAL_STRATEGY`` key)."""
+        return self.name.lower()
 
 
 def _parse_strategy(value: Any) -> GoalSelectionStrategy:
     if isinstance(value, GoalSelectionStrategy):
         return value
-    if isinstance(value, str) and value.lower() in {s.value for s in GoalSelectionStrategy}:
-        return GoalSelectionStrategy(value.lower())
-    names = ", ".join(repr(s.value) for s in GoalSelectionStrategy)
+    if isinstance(value, str) and value.upper() in GoalSelectionStrategy.__members__:
+        return GoalSelectionStrategy[value.upper()]
+    names = ", ".join(repr(s.key) for s in GoalSelectionStrategy)
     raise ConfigurationError(
         f"goal_selection_strategy must be one of {names} (or a GoalSelectionStrategy), got {value!r}."
     )
@@ -94,7 +96,9 @@ def _reward_function_of(env: Any) -> tuple[RewardFunction, gym.Env | None]:
     A ``SyncVectorEnv`` lends its first env directly. An ``AsyncVectorEnv``'s envs live in worker
     processes, and calling them all would compute the same batch once per worker, so the buffer builds
     one local copy from the vector env's first factory (as the vector env itself does to read the spaces).
-    Other vector envs are asked through ``call`` and the first answer is kept.
+    Other vector envs (an SB3 ``VecEnv`` with wrappers, such as ``VecNormalize``, seen as a gymnasium vector
+    env) are asked through their base's ``call`` (wrappers such as the episode recorder do not forward it)
+    and the first answer is kept.
     """
     owned: gym.Env | None = None
     target = env
@@ -119,8 +123,8 @@ def _reward_function_of(env: Any) -> tuple[RewardFunction, gym.Env | None]:
         else:
 
             def first_answer(achieved: np.ndarray, desired: np.ndarray, infos: list[dict[str, Any]]) -> Any:
-                # Sync/AsyncVectorEnv have call(); the VectorEnv base class does not declare it
-                return cast(Any, env).call("compute_reward", achieved, desired, infos)[0]
+                # Vector envs have call(); the VectorEnv base class does not declare it
+                return cast(Any, base).call("compute_reward", achieved, desired, infos)[0]
 
             return first_answer, None
     if isinstance(target, gym.Env):
@@ -162,7 +166,8 @@ class HerReplayBuffer(DictReplayBuffer):
             it gets empty infos).
         n_steps: must be 1 (n-step returns are refused).
         gamma: discount (unused with one-step returns; accepted because algorithms pass it).
-        seed: seed of the buffer's sampling generator (transitions and goals).
+        seed: seed of the buffer's sampling generator (transitions and goals); None draws from numpy's
+            global generator with SB3's calls, so a seeded model samples SB3's minibatches.
     """
 
     def __init__(
@@ -218,6 +223,7 @@ class HerReplayBuffer(DictReplayBuffer):
         self.ep_length = np.zeros((size, n), dtype=np.int64)
         self._flat_ep_start = self.ep_start.reshape(-1)
         self._flat_ep_length = self.ep_length.reshape(-1)
+        self._valid: np.ndarray | None = None  # cache of _valid_transitions()
         # The episode each environment is in now: its first row and the steps stored so far.
         self._current_ep_start = np.zeros(n, dtype=np.int64)
         self._current_ep_len = np.zeros(n, dtype=np.int64)
@@ -287,6 +293,7 @@ class HerReplayBuffer(DictReplayBuffer):
         for env in np.flatnonzero(self.ep_length[row]):
             length = int(self.ep_length[row, env])
             self.ep_length[(row + np.arange(length)) % self.buffer_size, env] = 0
+            self._valid = None
 
     def _end_episode(self, env: int) -> None:
         """The current episode of ``env`` ended with the newest row: make its transitions sampleable."""
@@ -294,6 +301,7 @@ class HerReplayBuffer(DictReplayBuffer):
         if length <= self.buffer_size:  # a longer episode has overwritten its own beginning: not replayed
             rows = (int(self._current_ep_start[env]) + np.arange(length)) % self.buffer_size
             self.ep_length[rows, env] = length
+            self._valid = None
         self._current_ep_start[env] = self.pos
         self._current_ep_len[env] = 0
 
@@ -330,9 +338,11 @@ class HerReplayBuffer(DictReplayBuffer):
         self.__dict__.update(state)
         self._flat_ep_start = self.ep_start.reshape(-1)  # views again: a copy made them separate arrays
         self._flat_ep_length = self.ep_length.reshape(-1)
+        self._valid = None
 
     def reset(self) -> None:
         super().reset()
+        self._valid = None
         self.ep_start[:] = 0
         self.ep_length[:] = 0
         self._current_ep_start[:] = 0
@@ -373,28 +383,35 @@ class HerReplayBuffer(DictReplayBuffer):
         return self.normalize_samples(samples, env)
 
     def _sample_transitions(self, batch_size: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rows and envs of ``batch_size`` transitions drawn uniformly among finished episodes."""
-        total = self.size() * self.n_envs
-        if total == 0:
+        """Rows and envs of ``batch_size`` transitions drawn uniformly among finished episodes, real ones
+        first.
+
+        Drawn as SB3 draws them: ``batch_size`` picks among the valid transitions (flat index order), of
+        which the first ``int(her_ratio * batch_size)`` are relabelled; with the buffer's generator on
+        numpy's global one (``GlobalNumpyRng``), a seed gives SB3's minibatches.
+        """
+        if self.size() == 0:
             raise RuntimeError("Cannot sample from an empty replay buffer: add transitions first.")
-        lengths = self._flat_ep_length
-        flat = self.rng.integers(0, total, size=batch_size)
-        for _ in range(_REDRAWS):  # rejection sampling: uniform over the valid transitions
-            invalid = np.flatnonzero(lengths[flat] == 0)
-            if invalid.size == 0:
-                return np.divmod(flat, self.n_envs)
-            flat[invalid] = self.rng.integers(0, total, size=invalid.size)
-        invalid = np.flatnonzero(lengths[flat] == 0)
-        if invalid.size:
-            valid = np.flatnonzero(lengths[:total])
-            if valid.size == 0:
-                raise ConfigurationError(
-                    "HerReplayBuffer holds no finished episode to sample from: goals come from finished "
-                    "episodes, and one longer than the buffer cannot be kept. Set learning_starts above the "
-                    "environment's longest episode, and buffer_size well above it."
-                )
-            flat[invalid] = self.rng.choice(valid, size=invalid.size)
+        valid = self._valid_transitions()
+        if valid.size == 0:
+            raise ConfigurationError(
+                "HerReplayBuffer holds no finished episode to sample from: goals come from finished "
+                "episodes, and one longer than the buffer cannot be kept. Set learning_starts above the "
+                "environment's longest episode, and buffer_size well above it."
+            )
+        flat = valid[self.rng.integers(0, valid.size, size=batch_size)]
+        n_virtual = int(self.her_ratio * batch_size)
+        flat = np.concatenate([flat[n_virtual:], flat[:n_virtual]])  # this batch's layout: real first
         return np.divmod(flat, self.n_envs)
+
+    def _valid_transitions(self) -> np.ndarray:
+        """Flat indices (``row * n_envs + env``) of the transitions of finished, kept episodes, ascending.
+
+        Recomputed only after an episode ended or was forgotten, not for every minibatch.
+        """
+        if self._valid is None:
+            self._valid = np.flatnonzero(self._flat_ep_length[: self.size() * self.n_envs])
+        return self._valid
 
     def _sample_goals(self, rows: np.ndarray, envs: np.ndarray, flat: np.ndarray) -> np.ndarray:
         """New desired goals: achieved goals of the same episode, as ``goal_selection_strategy`` says.
@@ -442,7 +459,7 @@ class HerReplayBuffer(DictReplayBuffer):
         header = super().storage_header()
         header["her"] = {
             "n_sampled_goal": self.n_sampled_goal,
-            "goal_selection_strategy": self.goal_selection_strategy.value,
+            "goal_selection_strategy": self.goal_selection_strategy.key,
             "current_ep_start": self._current_ep_start.tolist(),
             "current_ep_len": self._current_ep_len.tolist(),
             "copy_info_dict": self.copy_info_dict,
@@ -479,6 +496,7 @@ class HerReplayBuffer(DictReplayBuffer):
         rows = len(arrays["ep_start"])
         self.ep_start[:rows] = arrays["ep_start"]
         self.ep_length[:rows] = arrays["ep_length"]
+        self._valid = None
         self._current_ep_start[:] = her["current_ep_start"]
         self._current_ep_len[:] = her["current_ep_len"]
         self.copy_info_dict = bool(her.get("copy_info_dict", False))
@@ -496,7 +514,7 @@ class HerReplayBuffer(DictReplayBuffer):
     def __repr__(self) -> str:
         return (
             f"HerReplayBuffer(size={len(self)}/{self.buffer_size * self.n_envs}, n_envs={self.n_envs}, "
-            f"n_sampled_goal={self.n_sampled_goal}, goal_selection_strategy={self.goal_selection_strategy.value!r})"
+            f"n_sampled_goal={self.n_sampled_goal}, goal_selection_strategy={self.goal_selection_strategy.key!r})"
         )
 
 

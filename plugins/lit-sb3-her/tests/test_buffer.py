@@ -103,7 +103,7 @@ def test_goals_come_from_the_right_steps_of_the_same_episode(strategy) -> None:
     np.testing.assert_array_equal(goal_episode, episode)  # same episode, hence same env
     np.testing.assert_array_equal(batch["next_goal"], batch["goal"])  # next observation relabelled alike
     # Goals are achieved goals of next observations: steps 1..L of an episode of length L.
-    name = GoalSelectionStrategy(strategy).value
+    name = strategy.key if isinstance(strategy, GoalSelectionStrategy) else strategy
     if name == "final":
         np.testing.assert_array_equal(goal_step, ends)
     elif name == "future":
@@ -434,3 +434,38 @@ def test_sample_is_dict_typed_and_normalized_by_an_env_as_sb3s() -> None:
     torch.testing.assert_close(halved.rewards, raw.rewards / 2)
     for key in ("observation", "desired_goal"):
         torch.testing.assert_close(halved.next_observations[key], raw.next_observations[key].float() / 2)
+
+
+def test_minibatches_are_sb3s_draws_from_the_same_numpy_seed() -> None:
+    """Same stored episodes, same global seed: SB3's HerReplayBuffer and this one give the same minibatch
+    (which transitions, which are relabelled, with which future goals), so a seed gives SB3's HER run."""
+    sb3_her = pytest.importorskip("stable_baselines3.her.her_replay_buffer")
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    n_envs, n_bits = 2, 4
+    env = DummyVecEnv([lambda: BitFlippingEnv(n_bits=n_bits) for _ in range(n_envs)])
+    space = env.observation_space
+    kwargs = {"n_envs": n_envs, "n_sampled_goal": 4, "goal_selection_strategy": "future"}
+    theirs = sb3_her.HerReplayBuffer(64, space, env.action_space, env=env, **kwargs)  # type: ignore[arg-type]
+    ours = HerReplayBuffer(64, space, env.action_space, env=env, **kwargs)
+    rng = np.random.default_rng(0)
+    obs = {key: rng.integers(0, 2, (n_envs, n_bits), dtype=np.int8) for key in space.spaces}
+    for step in range(50):  # episodes of 3 to 7 steps, ending at different steps per env; wraps around
+        next_obs = {key: rng.integers(0, 2, (n_envs, n_bits), dtype=np.int8) for key in space.spaces}
+        action = rng.integers(0, n_bits, (n_envs, 1))
+        reward = -np.ones(n_envs, dtype=np.float32)
+        done = (step + 1) % np.array([3, 7]) == 0
+        infos = [{"TimeLimit.truncated": bool(d and i == 1)} for i, d in enumerate(done)]
+        for buffer in (theirs, ours):
+            buffer.add(obs, next_obs, action, reward, done, infos)  # type: ignore[arg-type]
+        obs = next_obs
+    np.random.seed(3)
+    expected = theirs.sample(32)
+    np.random.seed(3)
+    got = ours.sample(32)
+    for key in space.spaces:
+        torch.testing.assert_close(got.observations[key], expected.observations[key], msg=key)
+        torch.testing.assert_close(got.next_observations[key], expected.next_observations[key], msg=key)
+    torch.testing.assert_close(got.actions.long(), expected.actions.long())
+    torch.testing.assert_close(got.rewards, expected.rewards)
+    torch.testing.assert_close(got.dones, expected.dones)

@@ -4,6 +4,7 @@ by class, in configs, model files, replay buffer files and checkpoints."""
 from __future__ import annotations
 
 import json
+import zipfile
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,7 @@ def test_sac_with_her_trains_and_predicts_on_continuous_bits() -> None:
     obs, _ = BitFlippingEnv(n_bits=4, continuous=True).reset(seed=0)
     action, _ = model.predict(obs, deterministic=True)
     assert action.shape == (4,) and np.all(np.abs(action) <= 1)
-    # The strategy enum is a str: the hyperparameters stay plain JSON.
+    # The strategy is SB3's plain Enum; the hyperparameters hold its name, plain JSON.
     assert (
         json.loads(json.dumps(dict(model.hparams)))["replay_buffer_kwargs"]["goal_selection_strategy"]
         == "final"
@@ -154,6 +155,74 @@ def test_parallel_environments_keep_their_episodes_apart(vectorization: str) -> 
         assert np.all(((step >= 0) & (step < lengths))[stored])
         ends = np.flatnonzero(stored & (step == lengths - 1))
         assert np.all(buffer.dones[ends, env] == 1) and buffer.dones[:200, env][stored].sum() == len(ends)
+
+
+def test_an_sb3_vec_env_with_wrappers_answers_compute_reward() -> None:
+    """A wrapped SB3 VecEnv (VecNormalize here) is stepped as a view; relabelling asks its envs, after set_env
+    too, and the relabelled rewards are what the env computes for the sampled goals."""
+    from lit_sb3.common.vec_env import DummyVecEnv, VecNormalize
+
+    def wrapped() -> VecNormalize:
+        venv = DummyVecEnv([partial(BitFlippingEnv, n_bits=4, continuous=True)])
+        return VecNormalize(venv, norm_obs=False, norm_reward=False)
+
+    env, other = wrapped(), wrapped()
+    model = SAC("MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer, **SMALL)
+    model.set_env(other)
+    model.learn(20)
+    model.set_env(env)
+    model.learn(100)
+    assert model.get_vec_normalize_env() is env and model.n_updates > 0
+    samples = model.replay_buffer.sample(256)
+    goals = {key: samples.next_observations[key].numpy() for key in ("achieved_goal", "desired_goal")}
+    expected = BitFlippingEnv(n_bits=4, continuous=True).compute_reward(
+        goals["achieved_goal"], goals["desired_goal"], None
+    )
+    np.testing.assert_array_equal(samples.rewards.numpy().ravel(), expected)
+
+
+def test_goal_selection_strategy_is_sb3s_enum_and_files_keep_its_name(tmp_path: Path) -> None:
+    """SB3's type (a plain Enum numbered as SB3's), stored by name in model and buffer files, and files that
+    stored the name (all lit-sb3 files so far) load back to the member."""
+    from enum import Enum
+
+    sb3_her = pytest.importorskip("stable_baselines3.her.goal_selection_strategy")
+    assert issubclass(GoalSelectionStrategy, Enum) and not issubclass(GoalSelectionStrategy, str)
+    assert {s.name: s.value for s in GoalSelectionStrategy} == {
+        s.name: s.value for s in sb3_her.GoalSelectionStrategy
+    }
+    assert str(GoalSelectionStrategy.FINAL) == "GoalSelectionStrategy.FINAL"  # SB3's text (pytest ids too)
+    assert [s.key for s in GoalSelectionStrategy] == ["future", "final", "episode"]
+
+    model = DQN(
+        "MultiInputPolicy",
+        replay_buffer_class=HerReplayBuffer,
+        replay_buffer_kwargs={"goal_selection_strategy": GoalSelectionStrategy.EPISODE},
+        **SMALL,
+    ).learn(100, env=BitFlippingEnv(n_bits=4))
+    model.save(tmp_path / "model.zip")
+    model.save_replay_buffer(tmp_path / "buffer")
+    with zipfile.ZipFile(tmp_path / "model.zip") as archive:
+        stored = json.loads(archive.read("metadata.json"))["hyperparameters"]["replay_buffer_kwargs"]
+    assert stored == {"goal_selection_strategy": "episode"}
+    loaded = DQN.load(tmp_path / "model.zip", env=BitFlippingEnv(n_bits=4))
+    loaded.load_replay_buffer(tmp_path / "buffer")
+    assert loaded.replay_buffer.goal_selection_strategy is GoalSelectionStrategy.EPISODE
+
+    # A file of an earlier lit-sb3 (its strategy a str enum, stored as the value "final") loads the same way.
+    with (
+        zipfile.ZipFile(tmp_path / "model.zip") as old,
+        zipfile.ZipFile(tmp_path / "earlier.zip", "w") as new,
+    ):
+        for item in old.infolist():
+            payload = old.read(item.filename)
+            if item.filename == "metadata.json":
+                metadata = json.loads(payload)
+                metadata["hyperparameters"]["replay_buffer_kwargs"]["goal_selection_strategy"] = "final"
+                payload = json.dumps(metadata).encode()
+            new.writestr(item, payload)
+    earlier = DQN.load(tmp_path / "earlier.zip", env=BitFlippingEnv(n_bits=4))
+    assert earlier.learn(60).replay_buffer.goal_selection_strategy is GoalSelectionStrategy.FINAL
 
 
 def test_registered_by_name_and_model_files_round_trip(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import torch
 from gymnasium import spaces
 
-from lit_sb3_core.sdk import RolloutBuffer
+from lit_sb3_core.sdk import RolloutBuffer, sb3_shuffle
 
 __all__ = ["MaskableRolloutBatch", "MaskableRolloutBuffer"]
 
@@ -71,10 +71,17 @@ class MaskableRolloutBuffer(RolloutBuffer):
     def minibatches(  # type: ignore[override]
         self, batch_size: int | None, generator: torch.Generator | None = None
     ) -> Iterator[MaskableRolloutBatch]:
-        """Shuffled minibatches over the flattened rollout, with their masks; the last may be smaller."""
+        """Shuffled minibatches over the flattened rollout, with their masks; the last may be smaller.
+
+        In sb3-contrib's order (``sb3_shuffle``), or one drawn from ``generator`` when given.
+        """
         total = self.n_steps * self.n_envs
         batch_size = total if batch_size is None else batch_size
-        order = torch.randperm(total, generator=generator, device="cpu").to(self.device)
+        if generator is not None:
+            order = torch.randperm(total, generator=generator, device="cpu")
+        else:
+            order = sb3_shuffle(self.n_steps, self.n_envs)
+        order = order.to(self.device)
         flat_actions = self.actions.reshape(total, *self.actions.shape[2:])
         flat_values = self.values.reshape(-1)
         flat_log_probs = self.log_probs.reshape(-1)

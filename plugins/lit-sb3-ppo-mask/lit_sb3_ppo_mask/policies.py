@@ -138,7 +138,7 @@ class MaskableActorCriticPolicy(ActorCriticPolicy):
 
     def latents(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         pi_features, vf_features = self.extract_features(obs)
-        if self.vf_features_extractor is None:
+        if self.share_features_extractor:
             return self.mlp_extractor(pi_features)
         return self.mlp_extractor.forward_actor(pi_features), self.mlp_extractor.forward_critic(vf_features)
 

@@ -266,6 +266,23 @@ class MaskablePPO(PPO):
             initial_values={"action_masks": "ones"},
         )
 
+    def collect_rollouts(
+        self,
+        env: Any,
+        callback: Any,
+        rollout_buffer: Any,
+        n_rollout_steps: int,
+        use_masking: bool = True,
+    ) -> bool:
+        """sb3-contrib's ``collect_rollouts``: the core's, reading the env's masks unless ``use_masking`` is
+        False for this call (as ``learn(use_masking=...)``)."""
+        saved = self.use_masking
+        self.use_masking = check_bool("use_masking", use_masking)
+        try:
+            return super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps)
+        finally:
+            self.use_masking = saved
+
     def learn(
         self,
         total_timesteps: int,

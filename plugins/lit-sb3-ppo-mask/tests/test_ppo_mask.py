@@ -240,3 +240,16 @@ def test_public_names_resolve() -> None:
     assert sorted(dir(lit_sb3_ppo_mask)) == sorted(lit_sb3_ppo_mask.__all__)
     for name in lit_sb3_ppo_mask.__all__:
         assert getattr(lit_sb3_ppo_mask, name).__name__ == name
+
+
+def test_sb3_contrib_own_loop_collects_with_the_envs_masks_unless_told_not_to() -> None:
+    model = MaskablePPO("MlpPolicy", envs.ARMS, seed=0, device="cpu", **SMALL)
+    _, callback = model._setup_learn(128)
+    assert model.collect_rollouts(model.get_env(), callback, model.rollout_buffer, 64)
+    assert model.num_timesteps == 64 and envs.MaskedChoicesEnv.invalid_actions == 0
+    # The observation is the mask of the step, and it went into the rollout with it.
+    observations = model.rollout_buffer.observations.reshape(64, 6).astype(bool)
+    np.testing.assert_array_equal(model.rollout.action_masks.reshape(64, 6).numpy(), observations)
+
+    assert model.collect_rollouts(model.get_env(), callback, model.rollout_buffer, 64, use_masking=False)
+    assert not model.rollout.has_masks and model.use_masking  # unmasked for that call only

@@ -83,16 +83,12 @@ def test_one_update_matches_sb3_contrib(
         buffer.pos = buffer.n_steps
         model.num_timesteps += N_STEPS * N_ENVS
 
-    # sb3-contrib flattens env-major (env * n_steps + step), lit-sb3 time-major (step * n_envs + env).
-    orders = [
-        torch.as_tensor((p % N_STEPS) * N_ENVS + p // N_STEPS) for p in permutations(kwargs["n_epochs"])
-    ]
-    randperm = torch.randperm
+    # lit-sb3 draws sb3-contrib's shuffles (np.random.permutation over the env-major flattening): the same.
+    orders = permutations(kwargs["n_epochs"])
+    permutation = np.random.permutation
     monkeypatch.setattr(model, "collect_rollout", copy_rollout)
     monkeypatch.setattr(
-        torch,
-        "randperm",
-        lambda n, *a, **kw: orders.pop(0) if n == N_STEPS * N_ENVS else randperm(n, *a, **kw),
+        np.random, "permutation", lambda n: orders.pop(0) if n == N_STEPS * N_ENVS else permutation(n)
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

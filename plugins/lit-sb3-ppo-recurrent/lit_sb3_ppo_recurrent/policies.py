@@ -224,10 +224,7 @@ class RecurrentActorCriticPolicy(ActorCriticPolicy):
         return self.features_extractor(self.obs_preprocessor(obs))
 
     def _vf_features(self, obs: Any) -> torch.Tensor:
-        extractor = (
-            self.vf_features_extractor if self.vf_features_extractor is not None else self.features_extractor
-        )
-        return extractor(self.obs_preprocessor(obs))
+        return self.vf_features_extractor(self.obs_preprocessor(obs))  # features_extractor when shared
 
     def latents(  # type: ignore[override]
         self,

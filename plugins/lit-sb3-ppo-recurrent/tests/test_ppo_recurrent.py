@@ -398,3 +398,16 @@ def test_cnn_and_multi_input_lstm_policies_train_and_predict(
         warnings.simplefilter("error")
         action, state = model.predict(obs, episode_start=np.array([True]))
     assert action_space.contains(action) and state[0].shape == (1, 1, 8)
+
+
+def test_sb3_contrib_own_loop_carries_the_lstm_states_across_rollouts() -> None:
+    model = RecurrentPPO("MlpLstmPolicy", "CartPole-v1", n_steps=8, batch_size=8, seed=0, device="cpu")
+    _, callback = model._setup_learn(16)
+    initial = model._last_lstm_states
+    assert model.collect_rollouts(model.get_env(), callback, model.rollout_buffer, 8)
+    after_one = model._last_lstm_states
+    assert model.num_timesteps == 8 and not torch.equal(after_one.pi[0], initial.pi[0])
+    model.collect_rollouts(model.get_env(), callback, model.rollout_buffer, 8)
+    # The second rollout starts from the states the first one ended with.
+    stored = model.rollout.lstm_storage[0, 0].transpose(0, 1)  # the actor's h at step 0, (n_layers, envs, h)
+    torch.testing.assert_close(stored, after_one.pi[0])

@@ -2,11 +2,12 @@
 
 SB3 collects a rollout and trains on it; lit-sb3 trains on a copy of that rollout (through ``RLTrainer``, so
 Lightning's manual optimization, gradient clipping and the schedules are in the loop) from the same initial
-weights, with the same minibatch order. Each logged ``train/*`` key must exist on both sides and agree: the
-per-minibatch means (``policy_gradient_loss``, ``value_loss``, ``entropy_loss``, ``clip_fraction``) over
-every epoch, ``approx_kl`` over the last epoch only, ``loss`` of the last minibatch, ``n_updates`` counting
-epochs (including one cut short by ``target_kl``), ``explained_variance`` of the rollout, ``std``, the
-clip ranges and the learning rate.
+weights, with the same minibatch order (both draw it with ``np.random.permutation``; both are handed the same
+numbers). Each logged ``train/*`` key must exist on both sides and agree: the per-minibatch means
+(``policy_gradient_loss``, ``value_loss``, ``entropy_loss``, ``clip_fraction``) over every epoch,
+``approx_kl`` over the last epoch only, ``loss`` of the last minibatch, ``n_updates`` counting epochs
+(including one cut short by ``target_kl``), ``explained_variance`` of the rollout, ``std``, the clip ranges
+and the learning rate.
 """
 
 from __future__ import annotations
@@ -43,11 +44,6 @@ def sb3_permutations(n_epochs: int, seed: int = 7) -> list[np.ndarray]:
     return [rng.permutation(N_STEPS * N_ENVS) for _ in range(n_epochs)]
 
 
-def ours(permutation: np.ndarray) -> torch.Tensor:
-    """The same order over lit-sb3's time-major flattening (index step * n_envs + env)."""
-    return torch.as_tensor((permutation % N_STEPS) * N_ENVS + permutation // N_STEPS)
-
-
 def sb3_update(env_id: str, kwargs: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, Any]:
     """SB3's model after one rollout and one ``train()``, a copy of the rollout and the initial weights."""
     sb3 = pytest.importorskip("stable_baselines3")
@@ -80,14 +76,15 @@ def train_on(model: PPO, env_id: str, rollout: Any, n_epochs: int, monkeypatch: 
         buffer.pos = buffer.n_steps
         model.num_timesteps += N_STEPS * N_ENVS
 
-    orders = [ours(p) for p in sb3_permutations(n_epochs)]
-    randperm = torch.randperm
+    # lit-sb3 draws SB3's shuffles (np.random.permutation over the env-major flattening): hand it the same.
+    orders = sb3_permutations(n_epochs)
+    permutation = np.random.permutation
 
-    def same_order(n: int, *args: Any, **kwargs: Any) -> torch.Tensor:
-        return orders.pop(0) if n == N_STEPS * N_ENVS else randperm(n, *args, **kwargs)
+    def same_order(n: Any) -> np.ndarray:
+        return orders.pop(0) if n == N_STEPS * N_ENVS else permutation(n)
 
     monkeypatch.setattr(model, "collect_rollout", copy_rollout)
-    monkeypatch.setattr(torch, "randperm", same_order)
+    monkeypatch.setattr(np.random, "permutation", same_order)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trainer = RLTrainer(

@@ -511,13 +511,26 @@ class SquashedGaussianActor(PolicyPart, nn.Module):
             return torch.tanh(mean)
         return torch.tanh(mean + log_std.exp() * torch.randn_like(mean))
 
-    def action_log_prob(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        """A reparameterised sample and its log-likelihood ``(batch,)`` under the squashed distribution."""
+    def action_log_prob(
+        self, obs: Any, noise: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """A reparameterised sample and its log-likelihood ``(batch,)`` under the squashed distribution.
+
+        ``noise``: the standard normal draw ``(batch, action_dim)`` to use instead of drawing one here (a
+        compiled update takes its random numbers as inputs, drawn as this method would draw them); not with
+        gSDE, whose noise is its exploration matrices.
+        """
         if self.sde_noise is not None:
+            if noise is not None:
+                raise ConfigurationError(
+                    "action_log_prob(noise=...) gives the Gaussian's draw; with gSDE (use_sde=True) the noise "
+                    "is the exploration matrices: call reset_noise() and pass no noise."
+                )
             self._check_noise_drawn_for_training()
             return self.sde_distribution(obs).sample_and_log_prob()
         mean, log_std = self.distribution_params(obs)
-        noise = torch.randn_like(mean)
+        if noise is None:
+            noise = torch.randn_like(mean)
         actions = torch.tanh(mean + log_std.exp() * noise)
         # Gaussian log-density at mean + std * noise is -noise^2 / 2 - log_std - log(sqrt(2 pi)), summed;
         # the change of variables through tanh subtracts log(1 - tanh^2).

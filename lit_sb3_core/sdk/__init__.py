@@ -135,6 +135,7 @@ from lit_sb3_core.sdk.entropy_temperature import EntropyTemperature, parse_ent_c
 from lit_sb3_core.sdk.loading import load
 from lit_sb3_core.sdk.off_policy import OffPolicyAlgorithm, TrainFreq, clip_grad_norm, parse_train_freq
 from lit_sb3_core.sdk.on_policy import OnPolicyAlgorithm, explained_variance
+from lit_sb3_core.sdk.update_program import GradientSteps, UpdateProgram
 
 __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     # base algorithms
@@ -147,6 +148,8 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "make_optimizer",
     "clip_grad_norm",
     "CompiledStep",
+    "UpdateProgram",
+    "GradientSteps",
     "compile_cache_dir",
     "set_random_seed",
     "RLCallback",

@@ -37,9 +37,11 @@ from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
     ActionNoise,
     EntropyTemperature,
+    GradientSteps,
     OffPolicyAlgorithm,
     Schedule,
     TrainFreq,
+    UpdateProgram,
     check_bool,
     check_int,
     check_positive_int,
@@ -89,6 +91,11 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         seed: random seed for python, numpy, torch, the environments and the buffer.
         device: accelerator for ``learn``.
         checkpoint_replay_buffer: keep the replay buffer in Lightning checkpoints.
+        compile: run each gradient step (the critic, actor and temperature losses, their gradients and Adam
+            steps, the target update) as one program compiled with ``torch.compile``
+            (``lit_sb3_core.sdk.UpdateProgram``): same learning, within float rounding. The first update of
+            a run compiles (seconds with a warm on-disk cache, minutes cold). Adam/AdamW optimizers, one
+            process, no gSDE. Off by default.
     """
 
     algo_name: ClassVar[str] = "sac"
@@ -134,8 +141,16 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
+        compile: bool = False,
     ) -> None:
         check_bool("use_sde", use_sde)
+        self.compile_update = check_bool("compile", compile)
+        if compile and use_sde:
+            raise ConfigurationError(
+                f"{type(self).__name__}(compile=True) does not compile gSDE's update (its noise matrices are "
+                "drawn from log std outside the step): pass use_sde=False, or compile=False."
+            )
+        self._update_program: UpdateProgram | None = None
         check_bool("use_sde_at_warmup", use_sde_at_warmup)
         check_int("sde_sample_freq", sde_sample_freq, minimum=-1)  # -1: once per train_freq chunk
         if use_sde_at_warmup and not use_sde:
@@ -224,59 +239,72 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         policy, buffer = self.policy, self.replay_buffer
         assert policy is not None and buffer is not None
         optimizers = cast("list[LightningOptimizer]", self.optimizers())
-        actor_optimizer, critic_optimizer = optimizers[0], optimizers[1]
-        ent_coef_optimizer = optimizers[2] if self.learn_ent_coef else None
         self.update_learning_rate(optimizers)
-        actor, critic, critic_target, preprocess = (
-            policy.actor,
-            policy.critic,
-            policy.critic_target,
-            policy.preprocess,
-        )
-        actor_params = list(actor.parameters())
-        log_ent_coef = policy.log_ent_coef if self.learn_ent_coef else None
-        target_entropy = self.target_entropy
-        use_sde = self.use_sde
+        program = self.update_program()
         for step in range(gradient_steps):
             data = buffer.sample(batch_size)
-            if use_sde:
+            if self.use_sde:
                 # log std changed at the last step; the actor loss differentiates through this draw.
                 self.reset_actor_noise()
+                noise = next_noise = None
+            else:  # the actor's Gaussian draws at s and s', in the order SB3 draws them
+                shape = (data.actions.shape[0], policy.actor.action_dim)
+                noise = torch.randn(shape, device=data.actions.device)
+                next_noise = torch.randn(shape, device=data.actions.device)
             discounts = data.discounts if data.discounts is not None else self.gamma
-            observations = preprocess(data.observations)
-            next_observations = preprocess(data.next_observations)
-            actions_pi, log_prob = actor.action_log_prob(observations)
-            log_prob = log_prob.reshape(-1, 1)
-
-            if ent_coef_optimizer is not None and log_ent_coef is not None:
-                # Detached so that only the temperature loss moves log(alpha) (softlearning issue 60).
-                ent_coef: torch.Tensor | float = torch.exp(log_ent_coef.detach())
-                ent_coef_loss = -(log_ent_coef * (log_prob + target_entropy).detach()).mean()
-                self.optimizer_step(ent_coef_optimizer, ent_coef_loss)
-                self.record("ent_coef_loss", ent_coef_loss)
-                self.record("ent_coef", cast(torch.Tensor, ent_coef))
-            else:
-                ent_coef = self.ent_coef_init
-
-            critic_loss = self.critic_loss(data, observations, next_observations, ent_coef, discounts)
-            self.optimizer_step(critic_optimizer, critic_loss)
-
-            actor_loss = (ent_coef * log_prob - self.actor_q_value(observations, actions_pi)).mean()
-            self.optimizer_step(actor_optimizer, actor_loss, inputs=actor_params)
-            self.record("critic_loss", critic_loss)
-            self.record("actor_loss", actor_loss)
-
-            if step % self.target_update_interval == 0:
-                update_target(critic, critic_target, self.tau)
+            update_targets = step % self.target_update_interval == 0
+            losses = program(optimizers, data, discounts, noise, next_noise, update_targets)
+            for name, value in losses.items():
+                self.record(name, value)
         self.n_updates += gradient_steps
 
+    def gradient_step(
+        self,
+        steps: GradientSteps,
+        data: Any,
+        discounts: Any,
+        noise: torch.Tensor | None,
+        next_noise: torch.Tensor | None,
+        update_targets: bool,
+    ) -> dict[str, torch.Tensor]:
+        """One gradient step on the minibatch ``data``: critics, actor, temperature, then the targets.
+
+        ``steps.minimize(i, loss, ...)`` is the gradient step of optimizer ``i`` (0 actor, 1 critic,
+        2 temperature), eager or inside the compiled program (``compile=True``); ``noise`` and ``next_noise``
+        are the standard normal draws of the actor's samples at ``s`` and ``s'``. Returns the values to log.
+        """
+        policy = self.policy
+        observations = policy.preprocess(data.observations)
+        next_observations = policy.preprocess(data.next_observations)
+        log_ent_coef = policy.log_ent_coef if self.learn_ent_coef else None
+        # alpha of this step, detached: only the temperature loss moves log(alpha) (softlearning issue 60).
+        ent_coef = self.ent_coef_init if log_ent_coef is None else torch.exp(log_ent_coef.detach())
+
+        critic_loss = steps.minimize(
+            1, self.critic_loss, data, observations, next_observations, ent_coef, discounts, next_noise
+        )
+        actor_loss, log_prob = steps.minimize(0, self.actor_loss, observations, ent_coef, noise, has_aux=True)
+        losses = {"critic_loss": critic_loss, "actor_loss": actor_loss}
+        if log_ent_coef is not None:
+            losses["ent_coef_loss"] = steps.minimize(2, self.temperature_loss, log_prob)
+            losses["ent_coef"] = cast(torch.Tensor, ent_coef)
+        if update_targets:
+            update_target(policy.critic, policy.critic_target, self.tau)
+        return losses
+
     def critic_loss(
-        self, data: Any, observations: Any, next_observations: Any, ent_coef: Any, discounts: Any
+        self,
+        data: Any,
+        observations: Any,
+        next_observations: Any,
+        ent_coef: Any,
+        discounts: Any,
+        next_noise: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Soft Bellman regression of every critic onto the clipped double-Q target (TQC: quantiles)."""
         actor, critic, critic_target = self.policy.actor, self.policy.critic, self.policy.critic_target
         with torch.no_grad():
-            next_actions, next_log_prob = actor.action_log_prob(next_observations)
+            next_actions, next_log_prob = actor.action_log_prob(next_observations, next_noise)
             next_q = torch.cat(critic_target(next_observations, next_actions), dim=1).amin(
                 dim=1, keepdim=True
             )
@@ -285,9 +313,28 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         current_q = critic(observations, data.actions)
         return 0.5 * cast(torch.Tensor, sum(F.mse_loss(q, target_q) for q in current_q))
 
+    def actor_loss(
+        self, observations: Any, ent_coef: Any, noise: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``alpha * log pi(a~|s) - Q(s, a~)`` through the reparameterised sample ``a~``, and ``log pi``
+        ``(batch, 1)`` for the temperature loss."""
+        actions_pi, log_prob = self.policy.actor.action_log_prob(observations, noise)
+        log_prob = log_prob.reshape(-1, 1)
+        return (ent_coef * log_prob - self.actor_q_value(observations, actions_pi)).mean(), log_prob
+
+    def temperature_loss(self, log_prob: torch.Tensor) -> torch.Tensor:
+        """``-log(alpha) * (log pi + target_entropy)``: alpha rises while the entropy is below its target."""
+        return -(self.policy.log_ent_coef * (log_prob + self.target_entropy).detach()).mean()
+
     def actor_q_value(self, observations: Any, actions: torch.Tensor) -> torch.Tensor:
         """``(batch, 1)`` value the actor climbs: the minimum over the critics (TQC: the mean atom)."""
         return torch.cat(self.policy.critic(observations, actions), dim=1).amin(dim=1, keepdim=True)
+
+    def update_program(self) -> UpdateProgram:
+        """``gradient_step`` run eagerly, or (``compile=True``) as one compiled program, kept across ``learn``."""
+        if self._update_program is None:
+            self._update_program = UpdateProgram(self, self.gradient_step, compiled=self.compile_update)
+        return self._update_program
 
     def collect_metrics(self) -> dict[str, float]:
         metrics = super().collect_metrics()

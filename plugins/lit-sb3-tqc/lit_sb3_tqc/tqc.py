@@ -90,6 +90,7 @@ class TQC(SAC):
         seed: random seed for python, numpy, torch, the environments and the buffer.
         device: accelerator for ``learn``.
         checkpoint_replay_buffer: keep the replay buffer in Lightning checkpoints.
+        compile: run each gradient step as one compiled program, as ``SAC(compile=True)``. Off by default.
     """
 
     algo_name: ClassVar[str] = "tqc"
@@ -134,6 +135,7 @@ class TQC(SAC):
         seed: int | None = None,
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
+        compile: bool = False,
     ) -> None:
         # 0 keeps every atom
         self.top_quantiles_to_drop_per_net = check_non_negative_int(
@@ -168,6 +170,7 @@ class TQC(SAC):
             seed=seed,
             device=device,
             checkpoint_replay_buffer=checkpoint_replay_buffer,
+            compile=compile,
         )
 
     def setup_model(self) -> None:
@@ -194,12 +197,18 @@ class TQC(SAC):
         return critic.n_critics * (critic.n_quantiles - self.top_quantiles_to_drop_per_net)
 
     def critic_loss(
-        self, data: Any, observations: Any, next_observations: Any, ent_coef: Any, discounts: Any
+        self,
+        data: Any,
+        observations: Any,
+        next_observations: Any,
+        ent_coef: Any,
+        discounts: Any,
+        next_noise: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Quantile regression of every critic's atoms onto the pooled, truncated target atoms."""
         actor, critic, critic_target = self.policy.actor, self.policy.critic, self.policy.critic_target
         with torch.no_grad():
-            next_actions, next_log_prob = actor.action_log_prob(next_observations)
+            next_actions, next_log_prob = actor.action_log_prob(next_observations, next_noise)
             next_quantiles = truncated_quantiles(
                 critic_target(next_observations, next_actions), self.n_target_quantiles
             )

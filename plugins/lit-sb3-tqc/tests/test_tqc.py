@@ -75,8 +75,8 @@ def test_one_update_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
 
     action_log_prob = policy.actor.action_log_prob
 
-    def spy_action_log_prob(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        actions, log_prob = action_log_prob(obs)
+    def spy_action_log_prob(obs: torch.Tensor, noise: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+        actions, log_prob = action_log_prob(obs, noise)
         seen["log_prob"].append((obs, actions.detach().clone(), log_prob.detach().clone()))
         return actions, log_prob
 
@@ -106,7 +106,8 @@ def test_one_update_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
 
     assert model.n_updates == 1 and len(seen["log_prob"]) == 2 and len(seen["target_out"]) == 1
     data = seen["data"]
-    next_log_prob = seen["log_prob"][1][2].reshape(-1, 1)
+    # The critics' step samples a' ~ pi(s') first, then the actor's step samples at s (the paper's order).
+    next_log_prob = seen["log_prob"][0][2].reshape(-1, 1)
     next_atoms = seen["target_out"][0].numpy()
     assert next_atoms.shape == (8, 3, 5)
     # 3 critics x 5 atoms pooled; the 3 x 2 largest dropped; 9 kept.
@@ -121,7 +122,7 @@ def test_one_update_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     # Actor loss: alpha * log pi - the mean of every atom of every critic, with the critic as it was after
     # its own step (the actor's step and the target update do not change it).
-    observations, actions_pi, log_prob = seen["log_prob"][0]
+    observations, actions_pi, log_prob = seen["log_prob"][1]
     with torch.no_grad():
         mean_atoms = policy.critic(observations, actions_pi).mean(dim=(1, 2))
     expected_actor_loss = (0.1 * log_prob - mean_atoms).mean()

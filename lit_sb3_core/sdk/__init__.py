@@ -133,6 +133,7 @@ from lit_sb3_core.sdk.entropy_temperature import EntropyTemperature, parse_ent_c
 from lit_sb3_core.sdk.loading import load
 from lit_sb3_core.sdk.off_policy import OffPolicyAlgorithm, TrainFreq, clip_grad_norm, parse_train_freq
 from lit_sb3_core.sdk.on_policy import OnPolicyAlgorithm, explained_variance
+from lit_sb3_core.sdk.sb3_glue import swapped_env
 from lit_sb3_core.sdk.state_dependent_exploration import StateDependentExploration
 
 __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
@@ -148,6 +149,7 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "CompiledStep",
     "compile_cache_dir",
     "set_random_seed",
+    "swapped_env",
     "RLCallback",
     "EntropyTemperature",
     "parse_ent_coef",

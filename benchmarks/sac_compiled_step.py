@@ -8,8 +8,9 @@
 
 SB3's defaults: 256x256 actor and twin critics, batch 256, one gradient step per environment step (SAC: a
 learned temperature; TD3: the actor and targets every second step; TQC: 2 critics of 25 quantiles).
-Both models are built and warmed up (the compiled one compiles on its first update), then measured in one process, alternating eager and compiled, with thread CPU time (one torch thread:
-other processes' load on a shared machine does not count). The step alone: the same minibatch and noise,
+Both models are built and warmed up (the compiled one compiles on its first update), then measured in one
+process, alternating eager and compiled, with thread CPU time (one torch thread: other processes' load on
+a shared machine does not count). The step alone: the same minibatch and noise,
 the eager step against the compiled program, median microseconds per call. Inside learn: CPU
 microseconds per environment step of ``learn(learn_steps)`` (collection, sampling, the update, Lightning's
 fit set-up), median over rounds. The compile cost: wall and CPU seconds of the first ``learn`` of the

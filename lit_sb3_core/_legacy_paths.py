@@ -4,8 +4,9 @@
 sub-packages and gives plugin authors one surface, :mod:`lit_sb3_core.sdk` (``MOVED_MODULES``, gone in 0.3).
 0.2 also cuts ``engine/`` by role into ``envs/`` (the environment stack), ``sb3/`` (everything SB3-shaped) and
 ``engine/`` (Lightning), and renames modules whose basename was taken twice (``MOVED_BY_ENGINE_CUT``: the
-paths from before the cut, kept a release longer, gone in 0.4). A finder on ``sys.meta_path`` answers the old module names with the new modules, so a plugin written
-against an older release (and a model file that names ``lit_sb3_core.torch_layers:NatureCNN``) still works.
+paths from before the cut, kept a release longer, gone in 0.4). A finder on ``sys.meta_path`` answers the
+old module names with the new modules, so a plugin written against an older release (and a model file that
+names ``lit_sb3_core.torch_layers:NatureCNN``) still works.
 """
 
 from __future__ import annotations

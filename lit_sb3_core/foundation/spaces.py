@@ -130,6 +130,8 @@ class ObsPreprocessor:
         self.n, self.start = 0, 0
         self.nvec: list[int] = []
         self.starts: list[int] = []
+        # The shape of one preprocessed observation (``network_input`` tells them from raw ones by it).
+        self.input_shape: tuple[int, ...] = ()
         if isinstance(space, spaces.Dict):
             self.kind = "dict"
             self.children = {key: ObsPreprocessor(sub, normalize_images) for key, sub in space.spaces.items()}
@@ -138,15 +140,19 @@ class ObsPreprocessor:
             image = is_image_space(space)
             self.transpose = image and not is_image_space_channels_first(space)
             self.scale = image and normalize_images
+            self.input_shape = tuple(channels_first_space(space).shape or ())
         elif isinstance(space, spaces.Discrete):
             self.kind = "discrete"
             self.n, self.start = int(space.n), int(space.start)
+            self.input_shape = (self.n,)
         elif isinstance(space, spaces.MultiDiscrete):
             self.kind = "multidiscrete"
             self.nvec = [int(n) for n in np.asarray(space.nvec).reshape(-1)]
             self.starts = [int(s) for s in np.asarray(space.start).reshape(-1)]
+            self.input_shape = (sum(self.nvec),)
         elif isinstance(space, spaces.MultiBinary):
             self.kind = "binary"
+            self.input_shape = tuple(space.shape)
         else:
             raise NotImplementedError(f"Observation space {describe_space(space)} is not supported.")
 
@@ -172,6 +178,23 @@ class ObsPreprocessor:
         if kind == "binary":
             return obs.float()
         return {key: child(obs[key]) for key, child in self.children.items()}
+
+    def network_input(self, obs: Any) -> Any:
+        """``obs`` as network input, whether already preprocessed or raw.
+
+        SB3's networks preprocess inside (``model.actor(obs_to_tensor(obs)[0])`` one-hot encodes a
+        Discrete index); lit-sb3's algorithms preprocess a batch once for all their networks. A float
+        tensor of the preprocessed shape (``input_shape``) is taken as preprocessed (float32); anything
+        else (integer indices, uint8 or channel-last images) as raw observations, preprocessed here.
+        """
+        if self.kind == "dict":
+            return {key: child.network_input(obs[key]) for key, child in self.children.items()}
+        if isinstance(obs, torch.Tensor) and obs.shape[1:] == self.input_shape:
+            if obs.dtype is torch.float32:  # what training passes: checked in a few attribute reads
+                return obs
+            if obs.is_floating_point():
+                return obs.float()
+        return self(obs)
 
 
 def scale_action(actions: ArrayT, low: Any, high: Any) -> ArrayT:

@@ -121,9 +121,11 @@ class EntropyTemperature(_Algorithm):
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
         """Actor, critic and (when learned) temperature optimizers, in that order."""
         policy = cast("_TemperaturePolicy", self.require_policy())
+        # A critic that borrows the actor's features extractor leaves it to the actor's optimizer (SB3's).
+        critic_parameters = getattr(policy.critic, "optimizer_parameters", policy.critic.parameters)
         optimizers = [
             self.make_optimizer(policy.actor.parameters()),
-            self.make_optimizer(policy.critic.parameters()),
+            self.make_optimizer(critic_parameters()),
         ]
         if self.learn_ent_coef:
             # Plain Adam for the temperature, as SB3 (the policy's optimizer_kwargs are not used).

@@ -40,10 +40,10 @@ from lit_sb3_core.sdk import (
     GradientSteps,
     OffPolicyAlgorithm,
     Schedule,
+    StateDependentExploration,
     TrainFreq,
     UpdateProgram,
     check_bool,
-    check_int,
     check_positive_int,
     update_target,
 )
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["SAC"]
 
 
-class SAC(EntropyTemperature, OffPolicyAlgorithm):
+class SAC(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
     """Soft Actor-Critic with clipped double-Q critics and an automatically tuned entropy temperature.
 
     Args:
@@ -109,7 +109,6 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
     }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box,)
-    plain_attributes: ClassVar[frozenset[str]] = OffPolicyAlgorithm.plain_attributes | {"_sde_steps"}
 
     def __init__(
         self,
@@ -143,7 +142,7 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         checkpoint_replay_buffer: bool = True,
         compile: bool = False,
     ) -> None:
-        check_bool("use_sde", use_sde)
+        self.init_sde(use_sde, sde_sample_freq, use_sde_at_warmup)
         self.compile_update = check_bool("compile", compile)
         if compile and use_sde:
             raise ConfigurationError(
@@ -151,17 +150,6 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
                 "drawn from log std outside the step): pass use_sde=False, or compile=False."
             )
         self._update_program: UpdateProgram | None = None
-        check_bool("use_sde_at_warmup", use_sde_at_warmup)
-        check_int("sde_sample_freq", sde_sample_freq, minimum=-1)  # -1: once per train_freq chunk
-        if use_sde_at_warmup and not use_sde:
-            raise ConfigurationError(
-                "use_sde_at_warmup=True acts with the gSDE policy during the warm-up, which needs "
-                "use_sde=True too: pass use_sde=True, or drop use_sde_at_warmup."
-            )
-        self.use_sde = use_sde
-        self.sde_sample_freq = int(sde_sample_freq)
-        self.use_sde_at_warmup = use_sde_at_warmup
-        self._sde_steps = 0
         self.init_temperature(ent_coef, target_entropy)
         self.target_update_interval = check_positive_int("target_update_interval", target_update_interval)
         super().__init__(
@@ -188,52 +176,6 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
             device=device,
             checkpoint_replay_buffer=checkpoint_replay_buffer,
         )
-
-    def make_policy(
-        self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
-    ) -> torch.nn.Module:
-        """The policy, given the algorithm's ``use_sde`` as SB3 does (the algorithm redraws the noise)."""
-        if "use_sde" in policy_kwargs:
-            raise ConfigurationError(
-                f"Pass use_sde to {type(self).__name__}(use_sde=...), not in policy_kwargs: the algorithm "
-                "redraws the gSDE noise while collecting and training."
-            )
-        if self.use_sde:
-            policy_kwargs = {**policy_kwargs, "use_sde": True}
-        return super().make_policy(policy_cls, policy_kwargs)
-
-    # gSDE -----------------------------------------------------------------------------------------------
-    def reset_actor_noise(self, n_envs: int = 1) -> None:
-        """Draw new gSDE exploration matrices for the actor (one per env); does nothing without ``use_sde``.
-
-        Collection calls it with the number of environments; ``train_on_buffer`` calls it with 1 before
-        every gradient step, with gradients enabled. Subclasses that write their own ``train_on_buffer`` and
-        sample from the actor (``actor.action_log_prob``) must call it the same way.
-        """
-        if self.use_sde:
-            self.require_policy().actor.reset_noise(n_envs)
-
-    @torch.inference_mode()
-    def collect_chunk(self) -> int:
-        """One ``train_freq`` chunk; with gSDE the noise is drawn afresh at its start (SB3's collect_rollouts)."""
-        if self.use_sde:
-            assert self.vector_env is not None
-            self._sde_steps = 0
-            self.reset_actor_noise(self.vector_env.num_envs)
-        return super().collect_chunk()
-
-    def on_env_step(self) -> None:
-        """With gSDE and ``sde_sample_freq > 0``: redraw the noise every ``sde_sample_freq`` steps of a chunk."""
-        super().on_env_step()
-        if self.use_sde and self.sde_sample_freq > 0:
-            self._sde_steps += 1
-            if self._sde_steps % self.sde_sample_freq == 0:
-                assert self.vector_env is not None
-                self.reset_actor_noise(self.vector_env.num_envs)
-
-    def random_warmup_steps(self) -> int:
-        """``learning_starts``, or 0 with ``use_sde_at_warmup`` (the gSDE policy acts from the first step)."""
-        return 0 if self.use_sde_at_warmup else self.learning_starts
 
     def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
         policy, buffer = self.policy, self.replay_buffer
@@ -340,6 +282,4 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         metrics = super().collect_metrics()
         if not self.learn_ent_coef and self.n_updates:
             metrics["train/ent_coef"] = self.ent_coef_init
-        if self.use_sde:
-            metrics["train/std"] = float(self.require_policy().actor.get_std().detach().mean())
         return metrics

@@ -157,7 +157,7 @@ class TD3(OffPolicyAlgorithm):
         policy = self.require_policy()
         return [
             self.make_optimizer(policy.actor.parameters()),
-            self.make_optimizer(policy.critic.parameters()),
+            self.make_optimizer(policy.critic.optimizer_parameters()),
         ]
 
     def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:

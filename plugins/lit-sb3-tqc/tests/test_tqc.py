@@ -216,7 +216,10 @@ def test_shared_features_extractor_and_polyak_target(monkeypatch: pytest.MonkeyP
         **{**SMALL, "policy_kwargs": {**kwargs, "features_extractor_class": LinearExtractor}},
     )
     policy = model.policy
-    assert not any(name.startswith("features_extractor") for name, _ in policy.critic.named_parameters())
+    # SB3's view: the borrowed extractor counts in the critic's parameters (first), not in its optimizer's.
+    names = [name for name, _ in policy.critic.named_parameters()]
+    assert names[:2] == ["features_extractor.linear.weight", "features_extractor.linear.bias"]
+    assert not any(p is q for p in policy.critic.optimizer_parameters() for q in policy.actor.parameters())
     assert policy.critic.features(torch.ones(2, 3)).requires_grad is False  # trained by the actor only
     extractor_before = policy.actor.features_extractor.linear.weight.clone()
     model.learn(60)
@@ -226,7 +229,7 @@ def test_shared_features_extractor_and_polyak_target(monkeypatch: pytest.MonkeyP
     # exactly halfway toward the updated critic and the actor's extractor.
     target = [p.clone() for p in policy.critic_target.parameters()]
     model.learn(1, reset_num_timesteps=False)
-    online = policy.critic.target_source_parameters()
+    online = list(policy.critic.parameters())
     assert len(online) == len(target) == 2 + 2 * 4  # the extractor's weight and bias, 2 networks of 2 layers
     for old, source, new in zip(target, online, policy.critic_target.parameters()):
         torch.testing.assert_close(new, 0.5 * old + 0.5 * source.detach())

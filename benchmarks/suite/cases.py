@@ -54,7 +54,8 @@ class Case:
         recurrent: evaluation carries the policy's recurrent state between steps.
         lit_trainer: extra ``RLTrainer`` arguments for the lit-sb3 run only: accelerations a user switches
             on, such as ``{"precision": "bf16-mixed"}`` (SB3 has no equivalent and runs in float32).
-        lit_hyperparams: extra constructor arguments for the lit-sb3 run only, such as ``{"compile": True}``.
+        lit_hyperparams: extra constructor arguments for the lit-sb3 run only, such as ``{"compile": True}``
+            (each gradient step as one compiled program; SB3 has no equivalent).
         note: anything a reader of the table should know about this case.
         atari: ``env`` is an Atari game, preprocessed by each library the way its users do it: SB3's
             ``AtariWrapper`` + ``VecFrameStack(4)``, lit-sb3's ``RLEnvDataModule(atari=True)`` (the same
@@ -219,6 +220,17 @@ CASES: list[Case] = [
     Case("td3-default-bf16", "td3", "stable_baselines3:TD3", "Pendulum-v1",
          "SB3 defaults (no noise), lit-sb3 bf16-mixed", 20_000, 1_000, lit_trainer={"precision": "bf16-mixed"}),
     Case("tqc-zoo", "tqc", "sb3_contrib:TQC", "Pendulum-v1", "rl-zoo3", 20_000, 1_000, {"learning_rate": 1e-3}),
+    # --- The same with lit-sb3's compiled update (compile=True: one torch.compile'd program per gradient step;
+    # the first update of a run compiles, from inductor's on-disk cache when it is warm) ---
+    Case("dqn-default-compiled", "dqn", "stable_baselines3:DQN", "CartPole-v1", "SB3 defaults, lit-sb3 compile=True",
+         50_000, 10_000, lit_hyperparams={"compile": True}),
+    Case("sac-default-compiled", "sac", "stable_baselines3:SAC", "Pendulum-v1", "SB3 defaults, lit-sb3 compile=True",
+         20_000, 1_000, lit_hyperparams={"compile": True}),
+    Case("sac-default-bf16-compiled", "sac", "stable_baselines3:SAC", "Pendulum-v1",
+         "SB3 defaults, lit-sb3 compile=True + bf16-mixed", 20_000, 1_000, lit_hyperparams={"compile": True},
+         lit_trainer={"precision": "bf16-mixed"}),
+    Case("tqc-zoo-compiled", "tqc", "sb3_contrib:TQC", "Pendulum-v1", "rl-zoo3, lit-sb3 compile=True", 20_000, 1_000,
+         {"learning_rate": 1e-3}, lit_hyperparams={"compile": True}),
     Case("crossq-zoo", "crossq", "sb3_contrib:CrossQ", "Pendulum-v1", "rl-zoo3", 20_000, 1_000,
          {"policy_delay": 2, "policy_kwargs": {"net_arch": [256, 256]}}),
 ]  # fmt: skip

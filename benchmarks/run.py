@@ -6,6 +6,8 @@
     python benchmarks/run.py --cases sac-zoo --repeats 3 --seeds 0 1
     python benchmarks/run.py --list                    # the cases and their settings
     python benchmarks/run.py --quick --libraries lit-sb3 sb3 sbx   # SBX too (bash dev.sh setup-jax first)
+    python benchmarks/run.py --quick --compare-with ../old/.venv/bin/python --repeats 7   # lit-sb3 now
+                                                       # against another checkout's lit-sb3 (before/after)
 
 Every case trains the same algorithm with identical hyperparameters on the same environment in both
 libraries. Each run (one library, one case, one seed) is a fresh process with the same torch thread
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib.metadata
+import json
 import os
 import platform
 import sys
@@ -103,6 +106,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="with --threads 1, do not pin each run to one CPU (by default every library gets one core: "
         "SBX's XLA would otherwise compute on a second core while Python dispatches)",
+    )
+    parser.add_argument(
+        "--compare-with",
+        type=Path,
+        metavar="PYTHON",
+        help="instead of SB3, run lit-sb3 against the lit-sb3 that PYTHON imports (another checkout's venv): "
+        "alternating rounds (--repeats, default 5), CPU time, per-case ratios with their range",
     )
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     args = parser.parse_args(argv)
@@ -191,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         jax_python=args.jax_python.absolute(),  # each run starts in a scratch folder: no relative path
         pin=not args.no_pin,
     )
+    if args.compare_with is not None and not args.list:
+        return _compare(args, cases, settings)
     if args.list:
         for case in CASES:
             mark = "*" if case.name in QUICK else " "
@@ -265,6 +277,41 @@ def main(argv: list[str] | None = None) -> int:
         f"\nWall time {meta['wall_s'] / 60:.1f} min. Wrote {args.out / 'results.md'}, results.json and plots."
     )
     return 1 if failed else 0
+
+
+def _compare(args: argparse.Namespace, cases: list[Case], settings: Settings) -> int:
+    """``--compare-with``: lit-sb3 here against lit-sb3 under another interpreter (suite/compare.py)."""
+    from suite import compare
+
+    rounds = args.repeats or 5
+    print(
+        f"lit-sb3 of {sys.executable} (this) against {args.compare_with} (other): {len(cases)} case(s), "
+        f"{rounds} rounds, seed {settings.seeds[0]}, torch threads = {settings.threads}\n",
+        file=sys.stderr,
+        flush=True,
+    )
+
+    def progress(run: dict[str, Any]) -> None:
+        label = f"  round {run['round']} {run['case']:<24} {run['tree']:<5}"
+        if "error" in run:
+            print(f"{label}  FAILED: {run['error']}\n{run.get('traceback', '')}", file=sys.stderr, flush=True)
+        else:
+            print(
+                f"{label}  CPU {run['cpu_s']:7.2f} s  return {run['eval_mean']:8.1f}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    runs = compare.compare_cases(cases, settings, args.compare_with.absolute(), rounds, progress)
+    text = compare.table(cases, runs)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "compare.md").write_text(
+        f"lit-sb3 of {sys.executable} (this) against {args.compare_with} (other); ratio this/other of "
+        f"learn()'s process CPU time per round, median (range); above 1: this is slower.\n\n{text}\n"
+    )
+    (args.out / "compare.json").write_text(json.dumps({"argv": sys.argv[1:], "runs": runs}, indent=1))
+    print(text)
+    return 1 if any("error" in run for run in runs) else 0
 
 
 if __name__ == "__main__":

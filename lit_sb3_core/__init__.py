@@ -12,7 +12,8 @@ from typing import Any
 from lit_sb3_core import _legacy_paths
 from lit_sb3_core._version import __version__
 
-_legacy_paths.install()  # moved import paths keep working for a release (0.1 paths until 0.3, 0.2 until 0.4)
+# Moved import paths keep working for a release: 0.1 paths until 0.3, paths from before 0.2's engine cut until 0.4.
+_legacy_paths.install()
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {

@@ -2,10 +2,11 @@
 
 0.1 had a flat core (``lit_sb3_core.policies``, ``lit_sb3_core.off_policy``, ...); 0.2 layers it into
 sub-packages and gives plugin authors one surface, :mod:`lit_sb3_core.sdk` (``MOVED_MODULES``, gone in 0.3).
-0.3 cuts ``engine/`` by role into ``envs/`` (the environment stack), ``sb3/`` (everything SB3-shaped) and
-``engine/`` (Lightning), and renames modules whose basename was taken twice (``MOVED_IN_0_3``, gone in
-0.4). A finder on ``sys.meta_path`` answers the old module names with the new modules, so a plugin written
-against an older release (and a model file that names ``lit_sb3_core.torch_layers:NatureCNN``) still works.
+0.2 also cuts ``engine/`` by role into ``envs/`` (the environment stack), ``sb3/`` (everything SB3-shaped) and
+``engine/`` (Lightning), and renames modules whose basename was taken twice (``MOVED_BY_ENGINE_CUT``: the
+paths from before the cut, kept a release longer, gone in 0.4). A finder on ``sys.meta_path`` answers the
+old module names with the new modules, so a plugin written against an older release (and a model file that
+names ``lit_sb3_core.torch_layers:NatureCNN``) still works.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["MOVED_IN_0_3", "MOVED_MODULES", "install"]
+__all__ = ["MOVED_BY_ENGINE_CUT", "MOVED_MODULES", "install"]
 
 # old module -> the modules that now hold its names (searched in order)
 MOVED_MODULES: dict[str, tuple[str, ...]] = {
@@ -40,7 +41,7 @@ MOVED_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 # 0.2 module -> the module that holds its names since 0.3 (issue 23: the engine cut by role)
-MOVED_IN_0_3: dict[str, str] = {
+MOVED_BY_ENGINE_CUT: dict[str, str] = {
     "lit_sb3_core.engine.vector_envs": "lit_sb3_core.envs.vector_envs",
     "lit_sb3_core.engine.envs": "lit_sb3_core.envs.make",
     "lit_sb3_core.engine.guards": "lit_sb3_core.envs.guards",
@@ -83,10 +84,10 @@ class _MovedModuleLoader(importlib.abc.Loader):
 
 class _MovedModuleFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname in MOVED_IN_0_3:
-            new = MOVED_IN_0_3[fullname]
+        if fullname in MOVED_BY_ENGINE_CUT:
+            new = MOVED_BY_ENGINE_CUT[fullname]
             message = (
-                f"{{name}} was moved in lit-sb3 0.3 and this path goes away in 0.4: import from {new} "
+                f"{{name}} was moved by lit-sb3 0.2's engine cut and this path goes away in 0.4: import from {new} "
                 "(plugins: from lit_sb3_core.sdk)."
             )
             return importlib.util.spec_from_loader(fullname, _MovedModuleLoader((new,), message))

@@ -231,3 +231,34 @@ def test_the_facade_imports_only_the_public_surface_and_sb3(path: Path) -> None:
         and not any(imported == key or imported.startswith(key + ".") for key in FACADE_MAY_IMPORT_UNDER)
     ]
     assert not wrong, f"{path.relative_to(CORE.parent)} imports core internals:\n" + "\n".join(wrong)
+
+
+ARCHITECTURE_DOC = CORE.parent / "docs" / "architecture.md"
+
+
+def test_the_architecture_doc_maps_every_module_to_its_layer() -> None:
+    """docs/architecture.md's module map lists each core module once, in the layer the import rule gives it,
+    and its rows go up the layers in order; a module added, moved or removed must be drawn there too."""
+    text = ARCHITECTURE_DOC.read_text()
+    section = text.split("## Module map", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "`" in line.split("|")[2]]
+    listed: list[str] = []
+    layers_in_order = []
+    for row in rows:
+        layer, package, modules = (cell.strip() for cell in row.strip("|").split("|"))
+        layers_in_order.append(int(layer))
+        package = package.strip("`").rstrip("/")
+        for module in modules.replace("`", " ").split():
+            if package == "lit_sb3_core":
+                name = "lit_sb3_core" if module == "__init__" else f"lit_sb3_core.{module}"
+            else:
+                name = f"lit_sb3_core.{package}.{module}"
+            listed.append(name)
+            assert LAYERS[layer_of(name)] == int(layer), f"the module map puts {name} in layer {layer}"
+    assert layers_in_order == sorted(layers_in_order), "the module map's rows must go up the layers"
+    on_disk = [module_name(p) for p in SOURCES if p.name != "__init__.py" or module_name(p) == "lit_sb3_core"]
+    assert sorted(listed) == sorted(set(listed)), "a module is listed twice in the module map"
+    assert sorted(listed) == sorted(on_disk), (
+        f"docs/architecture.md's module map differs from the code: missing {sorted(set(on_disk) - set(listed))}, "
+        f"gone {sorted(set(listed) - set(on_disk))}"
+    )

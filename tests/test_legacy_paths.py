@@ -48,9 +48,9 @@ def test_every_0_2_path_imports_in_one_interpreter_with_a_warning_naming_its_new
     # one fresh interpreter for all of them: each warning is raised once, when its module is first imported
     code = (
         "import warnings, importlib, json\n"
-        "from lit_sb3_core._legacy_paths import MOVED_IN_0_3\n"
+        "from lit_sb3_core._legacy_paths import MOVED_BY_ENGINE_CUT\n"
         "out = {}\n"
-        "for old, new in MOVED_IN_0_3.items():\n"
+        "for old, new in MOVED_BY_ENGINE_CUT.items():\n"
         "    with warnings.catch_warnings(record=True) as caught:\n"
         "        warnings.simplefilter('always')\n"
         "        module = importlib.import_module(old)\n"
@@ -62,9 +62,9 @@ def test_every_0_2_path_imports_in_one_interpreter_with_a_warning_naming_its_new
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     results = json.loads(out.splitlines()[-1])
-    assert set(results) == set(legacy.MOVED_IN_0_3)
+    assert set(results) == set(legacy.MOVED_BY_ENGINE_CUT)
     for old, (messages, same, same_names) in results.items():
-        new = legacy.MOVED_IN_0_3[old]
+        new = legacy.MOVED_BY_ENGINE_CUT[old]
         assert any(old in m and new in m and "0.4" in m for m in messages), (old, messages)
         assert same and same_names, old
 
@@ -88,7 +88,7 @@ def test_a_0_2_model_file_class_string_still_resolves() -> None:
 def test_the_moves_point_at_modules_that_exist_and_leave_nothing_behind() -> None:
     import importlib.util
 
-    for old, new in legacy.MOVED_IN_0_3.items():
+    for old, new in legacy.MOVED_BY_ENGINE_CUT.items():
         assert importlib.util.find_spec(new) is not None, new
         package, _, name = old.rpartition(".")
         assert not (Path(importlib.import_module(package).__path__[0]) / f"{name}.py").exists(), old

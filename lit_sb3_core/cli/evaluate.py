@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from lit_sb3_core.cli.common import CliError
+from lit_sb3_core.cli.common import CliError, positive_int
 
 __all__ = [
     "add_play_arguments",
@@ -23,7 +23,7 @@ def add_play_arguments(parser: argparse.ArgumentParser, episodes: int) -> None:
     parser.add_argument("model", help="model file written by model.save() or `lit-sb3 train --save`")
     parser.add_argument("--env", required=True, help="gymnasium environment id, e.g. CartPole-v1")
     parser.add_argument(
-        "--episodes", type=_positive_int, default=episodes, help=f"episodes to run (default {episodes})"
+        "--episodes", type=positive_int, default=episodes, help=f"episodes to run (default {episodes})"
     )
     parser.add_argument("--stochastic", action="store_true", help="sample actions instead of taking the mode")
     parser.add_argument("--seed", type=int, default=0, help="seed of the environment (default 0)")
@@ -42,7 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.epilog = "example: lit-sb3 evaluate ppo_cartpole.zip --env CartPole-v1 --episodes 20"
     add_play_arguments(parser, episodes=10)
-    parser.add_argument("--n-envs", type=_positive_int, default=1, help="parallel evaluation environments")
+    parser.add_argument("--n-envs", type=positive_int, default=1, help="parallel evaluation environments")
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
@@ -107,14 +107,4 @@ def parse_env_kwargs(text: str | None) -> dict[str, Any]:
         raise CliError(f"--env-kwargs must be a JSON object, e.g. '{{\"g\": 9.81}}': {exc}.") from None
     if not isinstance(value, dict):
         raise CliError(f"--env-kwargs must be a JSON object, got {text!r}.")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lit_sb3_core.cli.common import CliError
+from lit_sb3_core.cli.common import CliError, positive_int_option
 
 if TYPE_CHECKING:
     from lightning.pytorch.cli import LightningArgumentParser
@@ -146,12 +146,7 @@ def _pop_all(args: list[str], name: str) -> tuple[list[str], list[str]]:
 
 def _set_threads(value: str | None) -> None:
     """Torch CPU threads: 1 unless asked (small RL networks run fastest on one thread)."""
-    try:
-        threads = int(value) if value is not None else 1
-    except ValueError:
-        threads = 0
-    if threads < 1:
-        raise CliError(f"--threads expects a positive integer, got {value!r}.")
+    threads = 1 if value is None else positive_int_option("--threads", value)
     import torch
 
     torch.set_num_threads(threads)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lit_sb3_core.cli.common import CliError
+from lit_sb3_core.cli.common import CliError, positive_int_option
 
 __all__ = ["Curve", "configure", "find_runs", "group_label", "read_curve", "run_plot"]
 
@@ -82,8 +82,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run_plot(args: argparse.Namespace) -> int:
-    if args.smooth < 1:
-        raise CliError(f"--smooth expects a positive integer, got {args.smooth}.")
+    positive_int_option("--smooth", args.smooth)
     curves = []
     for run_dir in args.run_dirs:
         root = Path(run_dir)

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from lit_sb3_core.cli.common import CliError
+from lit_sb3_core.cli.common import CliError, positive_int_option
 from lit_sb3_core.foundation.files import write_atomically
 
 __all__ = ["configure", "run_tune", "sample_hyperparameters", "search_space_family"]
@@ -182,10 +182,7 @@ def run_tune(args: argparse.Namespace) -> int:
     from lit_sb3_core.registry.registry import get_algo_class
 
     for name in ("trials", "steps", "evals", "eval_episodes", "n_envs", "threads"):
-        if getattr(args, name) < 1:
-            raise CliError(
-                f"--{name.replace('_', '-')} must be a positive integer, got {getattr(args, name)}."
-            )
+        positive_int_option(f"--{name.replace('_', '-')}", getattr(args, name))
     cls = get_algo_class(args.algo)
     family = search_space_family(cls)
     make_env_by_id(args.env, {}).close()  # an unknown id fails now, with its did-you-mean, not in trial 0

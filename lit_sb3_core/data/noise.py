@@ -24,7 +24,12 @@ from typing import Any
 import numpy as np
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.checks import check_positive_int
+from lit_sb3_core.foundation.checks import (
+    check_number,
+    check_numbers,
+    check_positive_int,
+    check_positive_number,
+)
 
 __all__ = [
     "ActionNoise",
@@ -44,15 +49,6 @@ _ALIASES = {
 }
 
 
-def _as_vector(value: Any, name: str) -> np.ndarray:
-    array = np.asarray(value, dtype=np.float64)
-    if array.ndim > 1 or not np.all(np.isfinite(array)):
-        raise ConfigurationError(
-            f"Action noise {name} must be a finite number or a list of numbers, got {value!r}."
-        )
-    return array
-
-
 class ActionNoise(ABC):
     """Base class: ``n_envs`` independent noise processes over actions of shape ``mean.shape``.
 
@@ -66,10 +62,8 @@ class ActionNoise(ABC):
     type_name: str = ""
 
     def __init__(self, mean: Any, sigma: Any, n_envs: int = 1, seed: int | None = None) -> None:
-        self.mean = _as_vector(mean, "mean")
-        self.sigma = _as_vector(sigma, "sigma")
-        if np.any(self.sigma < 0):
-            raise ConfigurationError(f"Action noise sigma must be non-negative, got {sigma!r}.")
+        self.mean = check_numbers("Action noise mean", mean)
+        self.sigma = check_numbers("Action noise sigma", sigma, minimum=0)
         self.shape = np.broadcast_shapes(self.mean.shape, self.sigma.shape)
         self.n_envs = check_positive_int("Action noise n_envs", n_envs)
         self.rng = np.random.default_rng(seed)
@@ -158,9 +152,11 @@ class OrnsteinUhlenbeckActionNoise(ActionNoise):
         seed: int | None = None,
     ) -> None:
         super().__init__(mean, sigma, n_envs, seed)
-        self.theta = float(theta)
-        self.dt = float(dt)
-        self.initial_noise = None if initial_noise is None else _as_vector(initial_noise, "initial_noise")
+        self.theta = check_number("Action noise theta", theta, minimum=0)
+        self.dt = check_positive_number("Action noise dt", dt)
+        self.initial_noise = (
+            None if initial_noise is None else check_numbers("Action noise initial_noise", initial_noise)
+        )
         self.noise_prev = np.zeros((self.n_envs, *self.shape))
         self.reset()
 

@@ -37,7 +37,7 @@ import torch
 from gymnasium import spaces
 
 from lit_sb3_core.errors import ConfigurationError, UnsupportedSpaceError
-from lit_sb3_core.foundation.checks import check_fraction, check_positive_int
+from lit_sb3_core.foundation.checks import check_fraction, check_positive_int, is_int, is_number
 from lit_sb3_core.foundation.files import is_file_object, spooled_copy, write_atomically
 from lit_sb3_core.foundation.rng import GlobalNumpyRng
 from lit_sb3_core.foundation.spaces import action_dim, describe_space, space_from_json, space_to_json
@@ -587,7 +587,7 @@ class ReplayBuffer:
                     f"{source} holds {name!r} as {array.dtype}, this buffer needs {store.dtype}."
                 )
         pos, full = header.get("pos"), header.get("full")
-        if isinstance(pos, bool) or not isinstance(pos, int) or not 0 <= pos < self.buffer_size:
+        if not (is_int(pos, 0) and pos < self.buffer_size):
             raise ConfigurationError(
                 f"{source} holds a replay buffer position {pos!r} outside 0..{self.buffer_size - 1}."
             )
@@ -761,21 +761,15 @@ def _check_npz_members(path: Path) -> None:
                 )
 
 
-def _positive_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
 def _check_header(header: dict[str, Any], source: str) -> None:
     """What a replay buffer file declares, checked before a buffer of that size is allocated."""
     from lit_sb3_core.foundation.spaces import check_space_json
 
     for key in ("buffer_size", "n_envs", "n_steps"):
-        if key in header and not _positive_int(header[key]):
+        if key in header and not is_int(header[key], 1):
             raise ConfigurationError(f"{source}: {key} must be a positive integer, got {header[key]!r:.80}.")
     gamma = header.get("gamma")
-    if "gamma" in header and (
-        isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma <= 1
-    ):
+    if "gamma" in header and not (is_number(gamma) and 0 <= gamma <= 1):
         raise ConfigurationError(f"{source}: gamma must be a number in [0, 1], got {gamma!r:.80}.")
     for key in ("optimize_memory_usage", "handle_timeout_termination"):
         if key in header and not isinstance(header[key], bool):

@@ -35,6 +35,7 @@ from lit_sb3_core.engine.file_checks import (
     refuse,
 )
 from lit_sb3_core.errors import ModelFileError
+from lit_sb3_core.foundation.checks import is_int
 from lit_sb3_core.foundation.files import write_atomically
 
 __all__ = [
@@ -294,7 +295,7 @@ def check_checkpoint(checkpoint: dict[str, Any], source: str) -> None:
         isinstance(r, (int, float)) and not isinstance(r, bool) and r == r for r in returns
     ):
         raise refuse(source, "lit_sb3.episode_returns", "must be a list of numbers.")
-    if not isinstance(lengths, list) or not all(isinstance(n, int) and n >= 0 for n in lengths):
+    if not isinstance(lengths, list) or not all(is_int(n, 0) for n in lengths):
         raise refuse(source, "lit_sb3.episode_lengths", "must be a list of non-negative integers.")
     if "rng" in state:
         check_rng_state(state["rng"], source, "lit_sb3.rng")

@@ -146,10 +146,7 @@ class RLEnvDataModule(L.LightningDataModule):
             )
         self.check_finite = bool(check_finite)
         self.atari = parse_atari(atari)
-        try:
-            self.step_timeout = check_step_timeout(step_timeout)
-        except ValueError as exc:
-            raise ConfigurationError(str(exc), field="step_timeout") from None
+        self.step_timeout = check_step_timeout(step_timeout)
         self._envs: dict[Stage, VectorEnv] = {}
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from lit_sb3_core.errors import ConfigurationError, ModelFileError
+from lit_sb3_core.foundation.checks import is_int, is_number
 from lit_sb3_core.foundation.spaces import check_space_json
 
 __all__ = [
@@ -60,9 +61,9 @@ def _short(value: Any) -> str:
 
 def check_counter(value: Any, source: str, field: str) -> int:
     """A step/iteration/update counter: a non-negative integer (NaN, floats, bools and -5 are refused)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNTER:
+    if not (is_int(value, 0) and value <= MAX_COUNTER):
         raise refuse(source, field, f"must be a non-negative integer, got {_short(value)}.")
-    return value
+    return int(value)
 
 
 def check_spaces(container: Mapping[str, Any], source: str, prefix: str = "") -> None:
@@ -95,12 +96,12 @@ def check_normalization(config: Any, source: str, field: str = "normalization") 
         if not isinstance(config[key], bool):
             raise refuse(source, f"{field}.{key}", f"must be true or false, got {_short(config[key])}.")
     for key in ("clip_obs", "clip_reward", "epsilon"):
-        if not _positive_number(config[key]):
+        if not (is_number(config[key]) and config[key] > 0):
             raise refuse(
                 source, f"{field}.{key}", f"must be a positive finite number, got {_short(config[key])}."
             )
     gamma = config["gamma"]
-    if gamma is not None and not (_number(gamma) and 0 <= gamma <= 1):
+    if gamma is not None and not (is_number(gamma) and 0 <= gamma <= 1):
         raise refuse(source, f"{field}.gamma", f"must be null or a number in [0, 1], got {_short(gamma)}.")
 
 
@@ -200,9 +201,7 @@ def check_param_groups(groups: Any, source: str, field: str = "optimizer_param_g
             if not isinstance(group, dict):
                 raise refuse(source, here, f"must be a param group (a JSON object), got {_short(group)}.")
             params = group.get("params")
-            if not isinstance(params, list) or not all(
-                isinstance(p, int) and not isinstance(p, bool) and 0 <= p < 2**31 for p in params
-            ):
+            if not isinstance(params, list) or not all(is_int(p, 0) and p < 2**31 for p in params):
                 raise refuse(
                     source, f"{here}.params", f"must be a list of parameter indices, got {_short(params)}."
                 )
@@ -372,14 +371,6 @@ def check_checkpoint_fits(
 def _names(names: list[str]) -> str:
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     return f"tensor{'s' if len(names) > 1 else ''} {shown}"
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _positive_number(value: Any) -> bool:
-    return _number(value) and value > 0
 
 
 def _finite_json(value: Any) -> bool:

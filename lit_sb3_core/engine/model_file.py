@@ -55,6 +55,7 @@ from lit_sb3_core.engine.file_checks import (
 )
 from lit_sb3_core.engine.protocol import RLModel
 from lit_sb3_core.errors import ConfigurationError, ModelFileError
+from lit_sb3_core.foundation.checks import is_int
 from lit_sb3_core.foundation.files import is_file_object, spooled_copy, write_atomically
 from lit_sb3_core.foundation.schedules import SAMPLES, is_sampled, schedule_from_json, schedule_to_json
 from lit_sb3_core.foundation.spaces import describe_space, space_from_json, space_to_json
@@ -443,10 +444,7 @@ def _declared_tensors(
             raise refuse(source, where, f"has no known dtype (one of {sorted(_DTYPES)}).")
         dtype, itemsize = _DTYPES[entry["dtype"]]
         shape, offsets = entry.get("shape"), entry.get("data_offsets")
-        if not (
-            isinstance(shape, list)
-            and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
-        ):
+        if not (isinstance(shape, list) and all(is_int(d, 0) for d in shape)):
             raise refuse(source, where, f"has an invalid shape {shape!r}.")
         if not (
             isinstance(offsets, list)
@@ -491,7 +489,7 @@ def _check_metadata(metadata: Any, given: str) -> None:
     if not isinstance(metadata, dict) or metadata.get("library") != "lit-sb3":
         raise refuse(given, None, "is not a lit-sb3 model file (its metadata does not say lit-sb3).")
     version = metadata.get("format_version")
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+    if not is_int(version, 1):
         raise refuse(given, "format_version", f"must be a positive integer, got {version!r}.")
     if version > FORMAT_VERSION:
         raise refuse(

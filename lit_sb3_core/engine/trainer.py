@@ -260,11 +260,9 @@ class RLTrainer(L.Trainer):
 
     @staticmethod
     def _check_budget_args(max_steps: Any, max_epochs: Any, min_epochs: Any, min_steps: Any) -> None:
-        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps <= 0:
-            raise ConfigurationError(
-                f"RLTrainer(max_steps=...) is the number of environment steps to train for and must be a "
-                f"positive integer, got {max_steps!r}."
-            )
+        check_positive_int(
+            "RLTrainer(max_steps=...)", max_steps, hint="It is the number of environment steps to train for."
+        )
         rejected = [
             name
             for name, value in (

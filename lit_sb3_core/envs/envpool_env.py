@@ -31,6 +31,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.foundation.checks import check_positive_int
 
 __all__ = ["EnvpoolVectorEnv", "envpool_task"]
 
@@ -75,10 +76,9 @@ def envpool_task(env_id: str, atari: dict[str, Any] | None) -> tuple[str, dict[s
                 f"envpool always preprocesses Atari games: train {env_id!r} with RLEnvDataModule(atari=True) "
                 "(or a dict of AtariWrapper options), or use vectorization='sync'."
             )
-        if atari["frame_stack"] < 1:
-            raise ConfigurationError(
-                "envpool stacks at least one frame: use atari={'frame_stack': 1} or more."
-            )
+        check_positive_int(
+            "atari['frame_stack']", atari["frame_stack"], hint="envpool stacks at least one frame (1: none)."
+        )
         config = {
             "noop_max": atari["noop_max"],
             "frame_skip": atari["frame_skip"],

@@ -27,6 +27,7 @@ from lit_sb3_core.envs.vector_envs import (
     apply_step_timeout,
     with_step_timeout,
 )
+from lit_sb3_core.foundation.checks import check_positive_int
 from lit_sb3_core.sb3.vec_env_views import as_vector_env, is_sb3_vec_env
 
 EnvSource = str | gym.Env | Callable[[], gym.Env] | VectorEnv
@@ -167,8 +168,7 @@ def make_vector_env(
                 "or pass an env id or factory and let RLEnvDataModule build it."
             )
         return source if limited else with_step_timeout(source, step_timeout, role)
-    if n_envs < 1:
-        raise ValueError(f"n_envs must be at least 1, got {n_envs}.")
+    check_positive_int("n_envs", n_envs)
     if isinstance(source, gym.Env):
         if n_envs != 1:
             raise ValueError(

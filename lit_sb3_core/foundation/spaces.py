@@ -10,12 +10,14 @@ the policy keeps the environment, the rollout buffer and ``predict`` in the envi
 from __future__ import annotations
 
 import warnings
-from typing import Any, TypeGuard, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from gymnasium import spaces
+
+from lit_sb3_core.foundation.checks import is_int
 
 __all__ = [
     "ObsPreprocessor",
@@ -128,6 +130,8 @@ class ObsPreprocessor:
         self.n, self.start = 0, 0
         self.nvec: list[int] = []
         self.starts: list[int] = []
+        # The shape of one preprocessed observation (``network_input`` tells them from raw ones by it).
+        self.input_shape: tuple[int, ...] = ()
         if isinstance(space, spaces.Dict):
             self.kind = "dict"
             self.children = {key: ObsPreprocessor(sub, normalize_images) for key, sub in space.spaces.items()}
@@ -136,15 +140,19 @@ class ObsPreprocessor:
             image = is_image_space(space)
             self.transpose = image and not is_image_space_channels_first(space)
             self.scale = image and normalize_images
+            self.input_shape = tuple(channels_first_space(space).shape or ())
         elif isinstance(space, spaces.Discrete):
             self.kind = "discrete"
             self.n, self.start = int(space.n), int(space.start)
+            self.input_shape = (self.n,)
         elif isinstance(space, spaces.MultiDiscrete):
             self.kind = "multidiscrete"
             self.nvec = [int(n) for n in np.asarray(space.nvec).reshape(-1)]
             self.starts = [int(s) for s in np.asarray(space.start).reshape(-1)]
+            self.input_shape = (sum(self.nvec),)
         elif isinstance(space, spaces.MultiBinary):
             self.kind = "binary"
+            self.input_shape = tuple(space.shape)
         else:
             raise NotImplementedError(f"Observation space {describe_space(space)} is not supported.")
 
@@ -170,6 +178,23 @@ class ObsPreprocessor:
         if kind == "binary":
             return obs.float()
         return {key: child(obs[key]) for key, child in self.children.items()}
+
+    def network_input(self, obs: Any) -> Any:
+        """``obs`` as network input, whether already preprocessed or raw.
+
+        SB3's networks preprocess inside (``model.actor(obs_to_tensor(obs)[0])`` one-hot encodes a
+        Discrete index); lit-sb3's algorithms preprocess a batch once for all their networks. A float
+        tensor of the preprocessed shape (``input_shape``) is taken as preprocessed (float32); anything
+        else (integer indices, uint8 or channel-last images) as raw observations, preprocessed here.
+        """
+        if self.kind == "dict":
+            return {key: child.network_input(obs[key]) for key, child in self.children.items()}
+        if isinstance(obs, torch.Tensor) and obs.shape[1:] == self.input_shape:
+            if obs.dtype is torch.float32:  # what training passes: checked in a few attribute reads
+                return obs
+            if obs.is_floating_point():
+                return obs.float()
+        return self(obs)
 
 
 def scale_action(actions: ArrayT, low: Any, high: Any) -> ArrayT:
@@ -197,6 +222,9 @@ def obs_to_tensor(obs: Any, device: torch.device) -> Any:
     """Numpy observation (or dict of them) to tensors on ``device`` without a copy where possible."""
     if isinstance(obs, dict):
         return {key: torch.as_tensor(value, device=device) for key, value in obs.items()}
+    cpu = isinstance(device, torch.device) and device.type == "cpu"
+    if cpu and type(obs) is np.ndarray and obs.flags.writeable and obs.dtype.isnative:
+        return torch.from_numpy(obs)  # what as_tensor returns here, without parsing the device (~3 us a step)
     return torch.as_tensor(obs, device=device)
 
 
@@ -205,6 +233,8 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray:
     numpy cannot hold) become float32."""
     if tensor.dtype in (torch.bfloat16, torch.float16):
         tensor = tensor.float()
+    if tensor.is_cpu and not tensor.requires_grad:
+        return tensor.numpy()  # what detach().cpu() would hand numpy, two operators fewer
     return tensor.detach().cpu().numpy()
 
 
@@ -306,11 +336,11 @@ def _check_space(data: Any, field: str, depth: int) -> None:
             raise ValueError(f"{field}: low is above high for some entries.")
     elif kind == "Discrete":
         n = data.get("n")
-        if not _is_int(n) or not 1 <= n <= MAX_DISCRETE_ACTIONS:
+        if not is_int(n) or not 1 <= n <= MAX_DISCRETE_ACTIONS:
             raise ValueError(
                 f"{field}.n must be an integer from 1 to {MAX_DISCRETE_ACTIONS}, got {_short(n)}."
             )
-        if not _is_int(data.get("start", 0)):
+        if not is_int(data.get("start", 0)):
             raise ValueError(f"{field}.start must be an integer, got {_short(data.get('start'))}.")
     elif kind == "MultiDiscrete":
         nvec = np.asarray(_int_array(data.get("nvec"), f"{field}.nvec"))
@@ -345,16 +375,8 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _is_int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _shape(value: Any, field: str) -> tuple[int, ...]:
-    if (
-        not isinstance(value, list)
-        or len(value) > _MAX_DIMENSIONS
-        or not all(_is_int(v) and v >= 0 for v in value)
-    ):
+    if not isinstance(value, list) or len(value) > _MAX_DIMENSIONS or not all(is_int(v, 0) for v in value):
         raise ValueError(
             f"{field} must be a list of at most {_MAX_DIMENSIONS} non-negative integers, got {_short(value)}."
         )
@@ -393,7 +415,7 @@ def _int_array(value: Any, field: str) -> Any:
         raise ValueError(f"{field} has more than {MAX_SPACE_ELEMENTS} entries.")
     array = np.asarray(value, dtype=object)
     flat = array.reshape(-1)
-    if array.dtype == object and not all(_is_int(v) for v in flat):
+    if array.dtype == object and not all(is_int(v) for v in flat):
         raise ValueError(f"{field} must hold integers, got {_short(value)}.")
     return value
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
@@ -30,7 +30,7 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.checks import check_positive_int
+from lit_sb3_core.foundation.checks import check_layer_sizes, check_number, check_positive_int
 from lit_sb3_core.foundation.spaces import (
     ObsPreprocessor,
     channels_first_space,
@@ -40,7 +40,7 @@ from lit_sb3_core.foundation.spaces import (
 )
 from lit_sb3_core.nets.distributions import StateDependentNoise, StateDependentNoiseDistribution
 from lit_sb3_core.nets.ensemble import ensemble_forward, is_stackable
-from lit_sb3_core.nets.policy_api import PolicyAPI, PolicyPart
+from lit_sb3_core.nets.policy_api import PolicyAPI, PolicyNetwork, PolicyPart
 from lit_sb3_core.nets.torch_layers import (
     BaseFeaturesExtractor,
     CombinedExtractor,
@@ -96,16 +96,6 @@ def create_mlp(
     return nn.Sequential(*layers)
 
 
-def _check_sizes(sizes: Any, where: str) -> list[int]:
-    if not isinstance(sizes, (list, tuple)) or not all(
-        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in sizes
-    ):
-        raise ConfigurationError(
-            f"net_arch{where} must be a list of positive layer sizes such as [256, 256], got {sizes!r}."
-        )
-    return [int(n) for n in sizes]
-
-
 def actor_critic_arch(net_arch: OffPolicyNetArch, default: list[int]) -> tuple[list[int], list[int]]:
     """``[..]`` for both networks or ``dict(pi=[..], qf=[..])`` (SB3's off-policy form) -> (actor, critic)."""
     if net_arch is None:
@@ -118,8 +108,10 @@ def actor_critic_arch(net_arch: OffPolicyNetArch, default: list[int]) -> tuple[l
                 f"An off-policy net_arch dict needs exactly the keys 'pi' (actor) and 'qf' (critic), got "
                 f"{sorted(net_arch)}: e.g. dict(pi=[256, 256], qf=[400, 300])."
             )
-        return _check_sizes(net_arch["pi"], "['pi']"), _check_sizes(net_arch["qf"], "['qf']")
-    sizes = _check_sizes(net_arch, "")
+        return check_layer_sizes("net_arch['pi']", net_arch["pi"], "[256, 256]"), check_layer_sizes(
+            "net_arch['qf']", net_arch["qf"], "[256, 256]"
+        )
+    sizes = check_layer_sizes("net_arch", net_arch, "[256, 256]")
     return sizes, list(sizes)
 
 
@@ -134,6 +126,11 @@ def is_identity_extractor(extractor: nn.Module) -> bool:
 
 
 ModuleT = TypeVar("ModuleT", bound=nn.Module)
+CriticT = TypeVar("CriticT", bound="ContinuousCritic")
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
 
 
 def freeze(module: ModuleT) -> ModuleT:
@@ -160,14 +157,10 @@ def update_target(online: nn.Module, target: nn.Module, tau: float) -> None:
     """Polyak-update ``target``'s parameters toward ``online``'s; batch-norm running statistics are copied.
 
     A critic that borrows the actor's features extractor counts that extractor's parameters as its own
-    here, since its target network has a copy of the extractor (as in SB3).
+    (``ContinuousCritic.named_parameters``), as its target does its extractor: as in SB3, whose
+    ``polyak_update(critic.parameters(), critic_target.parameters(), tau)`` this is.
     """
-    online_params = (
-        online.target_source_parameters()
-        if isinstance(online, ContinuousCritic)
-        else list(online.parameters())
-    )
-    polyak_update(online_params, list(target.parameters()), tau)
+    polyak_update(list(online.parameters()), list(target.parameters()), tau)
     stats = [b for name, b in online.named_buffers() if "running_" in name]
     if stats:
         targets = [b for name, b in target.named_buffers() if "running_" in name]
@@ -309,10 +302,11 @@ class QNetwork(PolicyPart, nn.Module):
     plain_calls: bool = False
 
     def forward(self, obs: Any) -> torch.Tensor:
-        """Values for preprocessed observations."""
+        """Values for observations, preprocessed (training, where ``plain_calls`` skips the check) or raw."""
         if self.plain_calls:
             features = obs if self._skip_extractor else plain_forward(self.features_extractor, obs)
             return plain_forward(self.q_net, features)
+        obs = self.network_input(obs)
         return self.q_net(obs if self._skip_extractor else self.features_extractor(obs))
 
     def part_actions(self, features_input: Any, deterministic: bool) -> torch.Tensor:
@@ -320,8 +314,15 @@ class QNetwork(PolicyPart, nn.Module):
         return self(features_input).argmax(dim=1)
 
 
-class ContinuousCritic(nn.Module):
+class ContinuousCritic(PolicyNetwork, nn.Module):
     """``n_critics`` independent ``Q(s, a)`` networks on shared features (clipped double-Q, TD3 paper).
+
+    A critic that shares the actor's features extractor borrows it: the extractor stays a submodule of the
+    actor only, so state dicts and model files hold its weights once, but ``parameters()``,
+    ``named_parameters()`` and ``named_buffers()`` list it first, as ``features_extractor.*``, as SB3's
+    critic (which registers it in both networks) does: ``polyak_update(critic.parameters(),
+    critic_target.parameters(), tau)`` and parameter counts work as in SB3. Its optimizer gets
+    ``optimizer_parameters()``, without the extractor, which the actor's loss trains (as in SB3).
 
     Args:
         features_extractor: its own, or the actor's when ``share_features_extractor`` (then the critic
@@ -407,21 +408,56 @@ class ContinuousCritic(nn.Module):
         """The features extractor this critic reads: its own, or the actor's when shared."""
         return self._shared_extractor[0] if self.share_features_extractor else self.features_extractor
 
-    def target_source_parameters(self) -> list[nn.Parameter]:
-        """Parameters in the order of an unshared copy's ``parameters()`` (extractor first)."""
-        shared = list(self._shared_extractor[0].parameters()) if self.share_features_extractor else []
-        return shared + list(self.parameters())
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, nn.Parameter]]:
+        """Its parameters, a borrowed extractor's first (as ``features_extractor.*``, SB3's names)."""
+        if self.share_features_extractor and recurse:
+            yield from self._shared_extractor[0].named_parameters(
+                _join(prefix, "features_extractor"), recurse, remove_duplicate
+            )
+        yield from super().named_parameters(prefix, recurse, remove_duplicate)
 
-    def make_target(self) -> ContinuousCritic:
-        """A frozen copy with its own features extractor, initialised to this critic's weights."""
-        target = ContinuousCritic(
-            copy.deepcopy(self.extractor), self.action_dim, self.net_arch, self.activation_fn, self.n_critics
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, torch.Tensor]]:
+        """Its buffers, a borrowed extractor's first (its batch-norm statistics go to the target, as SB3)."""
+        if self.share_features_extractor and recurse:
+            yield from self._shared_extractor[0].named_buffers(
+                _join(prefix, "features_extractor"), recurse, remove_duplicate
+            )
+        yield from super().named_buffers(prefix, recurse, remove_duplicate)
+
+    def optimizer_parameters(self) -> list[nn.Parameter]:
+        """What the critic's optimizer trains: its parameters but a borrowed extractor's (the actor's)."""
+        return [parameter for _, parameter in super().named_parameters()]
+
+    def make_target(self, features_extractor: BaseFeaturesExtractor | None = None) -> ContinuousCritic:
+        """A frozen copy initialised to this critic's weights, with its own copy of the features extractor,
+        or borrowing ``features_extractor`` (TD3's shared extractor: the target actor's, as in SB3)."""
+        return self._init_target(
+            ContinuousCritic(
+                self._target_extractor(features_extractor),
+                self.action_dim,
+                self.net_arch,
+                self.activation_fn,
+                self.n_critics,
+                share_features_extractor=features_extractor is not None,
+            )
         )
+
+    def _target_extractor(self, borrowed: BaseFeaturesExtractor | None) -> BaseFeaturesExtractor:
+        return borrowed if borrowed is not None else copy.deepcopy(self.extractor)
+
+    def _init_target(self, target: CriticT) -> CriticT:
+        """``target`` with this critic's Q-network weights, frozen."""
         for mine, theirs in zip(self.q_networks, target.q_networks):
             theirs.load_state_dict(mine.state_dict())
         return freeze(target)
 
     def features(self, obs: Any) -> torch.Tensor:
+        """Features of observations, preprocessed or raw (see ``PolicyNetwork.network_input``)."""
+        obs = self.network_input(obs)
         if self._skip_extractor:
             return obs
         if self.share_features_extractor:
@@ -430,7 +466,7 @@ class ContinuousCritic(nn.Module):
         return self.features_extractor(obs)
 
     def forward(self, obs: Any, actions: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """``(Q_1(s, a), ..., Q_n(s, a))``, each ``(batch, 1)``, for preprocessed observations."""
+        """``(Q_1(s, a), ..., Q_n(s, a))``, each ``(batch, 1)``, for observations (preprocessed or raw)."""
         q_input = torch.cat([self.features(obs), actions], dim=1)
         if self.batched():
             return tuple(ensemble_forward(self.q_networks, q_input).unbind(0))
@@ -493,9 +529,8 @@ class SquashedGaussianActor(PolicyPart, nn.Module):
         self.use_sde = bool(use_sde)
         self.sde_noise: StateDependentNoise | None = None
         if use_sde:
-            for name, value in (("log_std_init", log_std_init), ("clip_mean", clip_mean)):
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                    raise ConfigurationError(f"{name} must be a finite number, got {value!r}.")
+            check_number("log_std_init", log_std_init)
+            check_number("clip_mean", clip_mean)
             self.sde_noise = StateDependentNoise(
                 action_dim, full_std=full_std, use_expln=use_expln, squash_output=True, learn_features=True
             )
@@ -506,9 +541,14 @@ class SquashedGaussianActor(PolicyPart, nn.Module):
             self.mu = nn.Linear(last, action_dim)
             self.log_std = nn.Linear(last, action_dim)
 
+    def latent(self, obs: Any) -> torch.Tensor:
+        """The last hidden layer's output for observations, preprocessed or raw (``network_input``)."""
+        obs = self.network_input(obs)
+        return self.latent_pi(obs if self._skip_extractor else self.features_extractor(obs))
+
     def distribution_params(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean and clamped log standard deviation of the Gaussian before squashing (not with gSDE)."""
-        latent = self.latent_pi(obs if self._skip_extractor else self.features_extractor(obs))
+        latent = self.latent(obs)
         # The density math stays in float32 under bf16 autocast: 1 - tanh(x)^2 rounds to 0 in bf16.
         return self.mu(latent).float(), self.log_std(latent).float().clamp(LOG_STD_MIN, LOG_STD_MAX)
 
@@ -520,13 +560,26 @@ class SquashedGaussianActor(PolicyPart, nn.Module):
             return torch.tanh(mean)
         return torch.tanh(mean + log_std.exp() * torch.randn_like(mean))
 
-    def action_log_prob(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        """A reparameterised sample and its log-likelihood ``(batch,)`` under the squashed distribution."""
+    def action_log_prob(
+        self, obs: Any, noise: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """A reparameterised sample and its log-likelihood ``(batch,)`` under the squashed distribution.
+
+        ``noise``: the standard normal draw ``(batch, action_dim)`` to use instead of drawing one here (a
+        compiled update takes its random numbers as inputs, drawn as this method would draw them); not with
+        gSDE, whose noise is its exploration matrices.
+        """
         if self.sde_noise is not None:
+            if noise is not None:
+                raise ConfigurationError(
+                    "action_log_prob(noise=...) gives the Gaussian's draw; with gSDE (use_sde=True) the noise "
+                    "is the exploration matrices: call reset_noise() and pass no noise."
+                )
             self._check_noise_drawn_for_training()
             return self.sde_distribution(obs).sample_and_log_prob()
         mean, log_std = self.distribution_params(obs)
-        noise = torch.randn_like(mean)
+        if noise is None:
+            noise = torch.randn_like(mean)
         actions = torch.tanh(mean + log_std.exp() * noise)
         # Gaussian log-density at mean + std * noise is -noise^2 / 2 - log_std - log(sqrt(2 pi)), summed;
         # the change of variables through tanh subtracts log(1 - tanh^2).
@@ -536,17 +589,17 @@ class SquashedGaussianActor(PolicyPart, nn.Module):
     # gSDE -----------------------------------------------------------------------------------------------
     def _sde_forward(self, obs: Any, deterministic: bool) -> torch.Tensor:
         assert self.sde_noise is not None
-        latent = self.latent_pi(obs if self._skip_extractor else self.features_extractor(obs))
+        latent = self.latent(obs)
         mean = self.mu(latent).float()  # float32 under bf16 autocast, as distribution_params
         if deterministic:
             return torch.tanh(mean)
         return torch.tanh(mean + self.sde_noise.noise(latent))
 
     def sde_distribution(self, obs: Any) -> StateDependentNoiseDistribution:
-        """The squashed gSDE distribution for preprocessed observations, with the current noise matrices."""
+        """The squashed gSDE distribution for observations (preprocessed or raw), with the current noise matrices."""
         if self.sde_noise is None:
             raise RuntimeError("sde_distribution() is only available with gSDE (use_sde=True).")
-        latent = self.latent_pi(obs if self._skip_extractor else self.features_extractor(obs))
+        latent = self.latent(obs)
         # float32 under bf16 autocast: the pre-tanh value (mean + noise) and so the tanh correction stay exact.
         return self.sde_noise.distribution(self.mu(latent).float(), self.log_std, latent)
 
@@ -616,6 +669,7 @@ class DeterministicActor(PolicyPart, nn.Module):
         self._skip_extractor = is_identity_extractor(features_extractor)
 
     def forward(self, obs: Any) -> torch.Tensor:
+        obs = self.network_input(obs)
         return self.mu(obs if self._skip_extractor else self.features_extractor(obs))
 
     def part_actions(self, features_input: Any, deterministic: bool) -> torch.Tensor:

@@ -26,6 +26,7 @@ from gymnasium import spaces
 from lit_sb3_core.errors import ConfigurationError, ModelFileError
 from lit_sb3_core.foundation.files import write_atomically
 from lit_sb3_core.foundation.spaces import (
+    ObsPreprocessor,
     describe_space,
     is_image_space,
     obs_to_tensor,
@@ -34,7 +35,7 @@ from lit_sb3_core.foundation.spaces import (
     to_numpy,
 )
 
-__all__ = ["PolicyAPI", "PolicyPart"]
+__all__ = ["PolicyAPI", "PolicyNetwork", "PolicyPart"]
 
 _POLICY_JSON = "policy.json"
 _POLICY_WEIGHTS = "policy.safetensors"
@@ -150,13 +151,13 @@ class PolicyAPI:
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
-        if isinstance(value, PolicyPart):  # model.actor.predict/save need the policy around the network
+        if isinstance(value, PolicyNetwork):  # model.actor.predict/save need the policy around the network
             value.attach_owner(self)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)  # type: ignore[misc]
         for child in self.children():  # type: ignore[attr-defined]
-            if isinstance(child, PolicyPart):  # a deep copy's networks belong to the copy
+            if isinstance(child, PolicyNetwork):  # a deep copy's networks belong to the copy
                 child.attach_owner(self)
 
     # SB3's methods --------------------------------------------------------------------------------------
@@ -327,18 +328,20 @@ def _read_policy_file(path: str | Path, expected: type) -> tuple[Any, dict[str, 
     return policy, description
 
 
-class PolicyPart:
-    """SB3's ``predict``/``save``/``load`` on a network of a policy (``model.actor``, ``model.q_net``).
+class PolicyNetwork:
+    """A network of a policy (``model.actor``, ``model.critic``, ``model.q_net``) that knows its policy.
 
-    In SB3 the actor and the Q network are policies of their own. Here they stay plain modules of their
-    off-policy policy (the owner, recorded when the policy assigns them); what SB3 code calls on them goes
-    through that policy's preprocessing, ``to_env_bounds`` and action mapping. ``save`` writes the owner's
-    policy file naming the part, so ``load`` rebuilds it exactly (and, like policy files, unpickles nothing).
+    The policy records itself as the owner when it assigns the network. Through it the network takes the
+    observations SB3's networks take: ``network_input`` preprocesses raw ones (SB3's actor and critic call
+    ``preprocess_obs`` inside, so ``model.critic(obs, actions)`` works on a Discrete index) and passes the
+    preprocessed batches lit-sb3's algorithms give them through unchanged.
     """
 
-    def part_actions(self, features_input: Any, deterministic: bool) -> torch.Tensor:
-        """Actions in the policy's space for preprocessed observations (actors: ``self(obs, deterministic)``)."""
-        return self(features_input, deterministic)  # type: ignore[operator]
+    def network_input(self, obs: Any) -> Any:
+        """``obs`` preprocessed by the owner's ``preprocess`` unless it is already (see
+        ``ObsPreprocessor.network_input``); unchanged for a network without an owner."""
+        preprocess = self.__dict__.get("_owner_preprocess")
+        return obs if preprocess is None else preprocess.network_input(obs)
 
     def policy_owner(self) -> Any:
         """The policy this network belongs to."""
@@ -355,6 +358,22 @@ class PolicyPart:
         """Remember ``policy`` as the owner: weakly (the policy holds its networks, not the reverse) unless
         ``keep_alive`` (a loaded network is all its caller holds). Never a submodule or state-dict entry."""
         self.__dict__["_policy_owner"] = (lambda: policy) if keep_alive else weakref.ref(policy)
+        preprocess = getattr(policy, "preprocess", None)
+        self.__dict__["_owner_preprocess"] = preprocess if isinstance(preprocess, ObsPreprocessor) else None
+
+
+class PolicyPart(PolicyNetwork):
+    """SB3's ``predict``/``save``/``load`` on a network of a policy (``model.actor``, ``model.q_net``).
+
+    In SB3 the actor and the Q network are policies of their own. Here they stay plain modules of their
+    off-policy policy (the owner, recorded when the policy assigns them); what SB3 code calls on them goes
+    through that policy's preprocessing, ``to_env_bounds`` and action mapping. ``save`` writes the owner's
+    policy file naming the part, so ``load`` rebuilds it exactly (and, like policy files, unpickles nothing).
+    """
+
+    def part_actions(self, features_input: Any, deterministic: bool) -> torch.Tensor:
+        """Actions in the policy's space for preprocessed observations (actors: ``self(obs, deterministic)``)."""
+        return self(features_input, deterministic)  # type: ignore[operator]
 
     def predict(
         self,

@@ -16,6 +16,7 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError, ImageSpaceError
+from lit_sb3_core.foundation.checks import check_layer_sizes, check_positive_int
 from lit_sb3_core.foundation.spaces import describe_space, flat_feature_dim, is_image_space
 
 __all__ = [
@@ -49,10 +50,7 @@ class BaseFeaturesExtractor(nn.Module):
 
     def __init__(self, observation_space: spaces.Space, features_dim: int) -> None:
         super().__init__()
-        if features_dim < 1:
-            raise ConfigurationError(
-                f"{type(self).__name__}: features_dim must be positive, got {features_dim}."
-            )
+        check_positive_int(f"{type(self).__name__}(features_dim=...)", features_dim)
         self.observation_space = observation_space
         self._features_dim = int(features_dim)
 
@@ -207,16 +205,6 @@ def _mlp(in_dim: int, sizes: list[int], activation_fn: type[nn.Module]) -> tuple
     return nn.Sequential(*layers), in_dim
 
 
-def _layer_sizes(sizes: object, where: str) -> list[int]:
-    if not isinstance(sizes, (list, tuple)) or not all(
-        isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes
-    ):
-        raise ConfigurationError(
-            f"net_arch{where} must be a list of positive layer sizes such as [64, 64], got {sizes!r}."
-        )
-    return [int(n) for n in sizes]
-
-
 class MlpExtractor(nn.Module):
     """Separate actor and critic MLPs on top of the features (``net_arch=dict(pi=[..], vf=[..])``).
 
@@ -235,10 +223,10 @@ class MlpExtractor(nn.Module):
                     f"net_arch keys must be 'pi' and 'vf', got unknown {sorted(unknown)}: use "
                     "dict(pi=[64, 64], vf=[64, 64])."
                 )
-            pi_sizes = _layer_sizes(net_arch.get("pi", []), "['pi']")
-            vf_sizes = _layer_sizes(net_arch.get("vf", []), "['vf']")
+            pi_sizes = check_layer_sizes("net_arch['pi']", net_arch.get("pi", []))
+            vf_sizes = check_layer_sizes("net_arch['vf']", net_arch.get("vf", []))
         else:
-            pi_sizes = vf_sizes = _layer_sizes(net_arch, "")
+            pi_sizes = vf_sizes = check_layer_sizes("net_arch", net_arch)
         self.policy_net, self.latent_dim_pi = _mlp(feature_dim, pi_sizes, activation_fn)
         self.value_net, self.latent_dim_vf = _mlp(feature_dim, vf_sizes, activation_fn)
 

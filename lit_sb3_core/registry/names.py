@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lit_sb3_core._legacy_paths import MOVED_IN_0_3, MOVED_MODULES
+from lit_sb3_core._legacy_paths import MOVED_BY_ENGINE_CUT, MOVED_MODULES
 from lit_sb3_core.errors import DisallowedNameError, LitSb3Error
 from lit_sb3_core.registry import plugins as _plugins
 from lit_sb3_core.registry.registrars import Entry
@@ -243,7 +243,7 @@ def _split(text: str) -> tuple[str, str] | None:
 def _modernized(module: str, qualname: str) -> list[tuple[str, str]]:
     """The current homes of an older path (0.1's ``lit_sb3_core.torch_layers`` ->
     ``lit_sb3_core.nets.torch_layers``; 0.2's ``lit_sb3_core.engine.atari`` -> ``lit_sb3_core.envs.atari``)."""
-    moved = MOVED_MODULES.get(module, ()) or tuple(filter(None, [MOVED_IN_0_3.get(module)]))
+    moved = MOVED_MODULES.get(module, ()) or tuple(filter(None, [MOVED_BY_ENGINE_CUT.get(module)]))
     return [(target, qualname) for target in moved]
 
 

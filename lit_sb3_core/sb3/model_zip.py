@@ -41,6 +41,7 @@ from lit_sb3_core.engine.file_checks import (
     is_sb3_archive,
 )
 from lit_sb3_core.errors import ModelFileError
+from lit_sb3_core.foundation.checks import is_int
 from lit_sb3_core.foundation.schedules import LinearSchedule
 from lit_sb3_core.foundation.spaces import MAX_DISCRETE_ACTIONS, MAX_SPACE_ELEMENTS, describe_space
 
@@ -687,7 +688,7 @@ def _check_net_arch_fits(policy_kwargs: Any, policy_state: dict[str, torch.Tenso
     for field_name, size in sizes:
         if size is None:
             continue
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        if not is_int(size, 1):
             raise ModelFileError(
                 f"{given!r}: {field_name} must be a positive integer, got {size!r:.80}. The policy was not built."
             )
@@ -698,7 +699,7 @@ def _check_net_arch_fits(policy_kwargs: Any, policy_state: dict[str, torch.Tenso
             )
     layers = kwargs.get("n_lstm_layers")
     found = sum(1 for key in policy_state if re.fullmatch(r"lstm_actor\.weight_ih_l\d+", key))
-    if layers is not None and (isinstance(layers, bool) or not isinstance(layers, int) or layers != found):
+    if layers is not None and (not is_int(layers) or layers != found):
         raise ModelFileError(
             f"{given!r}: data.policy_kwargs.n_lstm_layers is {layers!r:.80}, but policy.pth holds {found} LSTM "
             "layer(s): the file's data does not describe its weights (damaged or tampered with). The policy was "
@@ -716,7 +717,7 @@ def _check_net_arch_fits(policy_kwargs: Any, policy_state: dict[str, torch.Tenso
         elif item is not None:
             widths.append(item)
     for width in widths:
-        if isinstance(width, bool) or not isinstance(width, int) or width < 1:
+        if not is_int(width, 1):
             raise ModelFileError(
                 f"{given!r}: data.policy_kwargs.net_arch must hold positive layer widths, got {width!r}."
             )

@@ -36,6 +36,7 @@ __all__ = [
     "as_sb3_vec_env",
     "as_vector_env",
     "batch_actions",
+    "drop_pending_seeds",
     "find_vec_wrapper",
     "is_sb3_vec_env",
     "is_wrapped",
@@ -375,6 +376,14 @@ def as_sb3_vec_env(vector_env: VectorEnv) -> VecEnv:
         view = GymnasiumVecEnv(vector_env)
         setattr(vector_env, _VIEW_ATTRIBUTE, view)
     return view
+
+
+def drop_pending_seeds(vector_env: VectorEnv) -> None:
+    """Forget the seeds ``seed()`` left for the next reset of ``vector_env``'s SB3 view: the env was just
+    reset underneath it (a ``learn``), which consumes them as SB3's ``reset`` does."""
+    view = vars(vector_env).get(_VIEW_ATTRIBUTE)
+    if view is not None:
+        view._reset_seeds()
 
 
 # SB3 -> gymnasium ---------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ period. Where the names are implemented (``lit_sb3_core.nets``, ``.data``, ``.en
 Base algorithms
     :class:`RLAlgorithm` (anything), :class:`OnPolicyAlgorithm` (rollout, then update),
     :class:`OffPolicyAlgorithm` (replay buffer), with their helpers; :class:`EntropyTemperature`, the
-    learned entropy temperature of the SAC family, mixed into an off-policy algorithm.
+    learned entropy temperature of the SAC family, and :class:`StateDependentExploration`, when their
+    gSDE actors draw new exploration noise, both mixed into an off-policy algorithm.
 Policies and networks
     :class:`ActorCriticPolicy` and its CNN / multi-input variants, feature extractors, the MLP extractor,
     the off-policy networks (Q-networks, critics, actors), target-network updates and shared losses
@@ -47,12 +48,15 @@ from lit_sb3_core.errors import (
 )
 from lit_sb3_core.foundation.checks import (
     check_at_most,
+    check_below,
     check_bool,
     check_choice,
     check_fraction,
     check_int,
+    check_layer_sizes,
     check_non_negative_int,
     check_number,
+    check_numbers,
     check_positive_int,
     check_positive_number,
 )
@@ -132,6 +136,9 @@ from lit_sb3_core.sdk.entropy_temperature import EntropyTemperature, parse_ent_c
 from lit_sb3_core.sdk.loading import load
 from lit_sb3_core.sdk.off_policy import OffPolicyAlgorithm, TrainFreq, clip_grad_norm, parse_train_freq
 from lit_sb3_core.sdk.on_policy import OnPolicyAlgorithm, explained_variance
+from lit_sb3_core.sdk.sb3_glue import swapped_env
+from lit_sb3_core.sdk.state_dependent_exploration import StateDependentExploration
+from lit_sb3_core.sdk.update_program import GradientSteps, UpdateProgram
 
 __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     # base algorithms
@@ -144,11 +151,15 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "make_optimizer",
     "clip_grad_norm",
     "CompiledStep",
+    "UpdateProgram",
+    "GradientSteps",
     "compile_cache_dir",
     "set_random_seed",
+    "swapped_env",
     "RLCallback",
     "EntropyTemperature",
     "parse_ent_coef",
+    "StateDependentExploration",
     # reading Stable-Baselines3 model files
     "SB3FileHooks",
     "SB3Fields",
@@ -229,11 +240,14 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "check_non_negative_int",
     "check_int",
     "check_number",
+    "check_numbers",
     "check_positive_number",
     "check_fraction",
     "check_bool",
     "check_choice",
     "check_at_most",
+    "check_below",
+    "check_layer_sizes",
     "class_to_string",
     "resolve_named_class",
     "resolve_class",  # deprecated: resolve_named_class

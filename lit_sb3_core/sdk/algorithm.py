@@ -70,6 +70,7 @@ from lit_sb3_core.sb3.callbacks import RLCallback
 from lit_sb3_core.sb3.file_hooks import SB3FileHooks
 from lit_sb3_core.sb3.logger import Logger
 from lit_sb3_core.sb3.model_logger import ModelLogger
+from lit_sb3_core.sb3.vec_env_views import drop_pending_seeds
 from lit_sb3_core.sdk.budget import Budget, Ranks
 from lit_sb3_core.sdk.checkpoint_state import read_checkpoint_state, write_checkpoint_state
 from lit_sb3_core.sdk.evaluation_step import Evaluation
@@ -597,6 +598,7 @@ class RLAlgorithm(
         """Start fresh episodes in every training env (also after resuming from a checkpoint)."""
         assert self.vector_env is not None
         self.last_obs, _ = self.vector_env.reset(seed=seed)
+        drop_pending_seeds(self.vector_env)
         if seed is not None:
             self.vector_env.action_space.seed(seed)
         self.last_episode_starts = np.ones((self.vector_env.num_envs,), dtype=bool)

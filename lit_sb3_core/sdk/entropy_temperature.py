@@ -73,10 +73,10 @@ class EntropyTemperature(_Algorithm):
     def init_temperature(self, ent_coef: str | float, target_entropy: str | float) -> None:
         """Check and keep the two constructor arguments."""
         self.learn_ent_coef, self.ent_coef_init = parse_ent_coef(ent_coef)
-        if target_entropy != "auto" and (
-            isinstance(target_entropy, bool) or not isinstance(target_entropy, (int, float))
-        ):
-            raise ConfigurationError(f"target_entropy must be 'auto' or a number, got {target_entropy!r}.")
+        if not (isinstance(target_entropy, str) and target_entropy == "auto"):
+            check_number(
+                "target_entropy", target_entropy, hint="Or 'auto': minus the number of action dimensions."
+            )
         self.ent_coef = ent_coef
         self.target_entropy: Any = target_entropy
 
@@ -143,9 +143,11 @@ class EntropyTemperature(_Algorithm):
         """Actor, critic and (when learned) temperature optimizers, in that order (SB3's
         ``model.actor.optimizer``, ``model.critic.optimizer``, ``model.ent_coef_optimizer``)."""
         policy = cast("_TemperaturePolicy", self.require_policy())
+        # A critic that borrows the actor's features extractor leaves it to the actor's optimizer (SB3's).
+        critic_parameters = getattr(policy.critic, "optimizer_parameters", policy.critic.parameters)
         optimizers = [
             self.make_optimizer(policy.actor.parameters()),
-            self.make_optimizer(policy.critic.parameters()),
+            self.make_optimizer(critic_parameters()),
         ]
         if self.learn_ent_coef:
             # Plain Adam for the temperature, as SB3 (the policy's optimizer_kwargs are not used).

@@ -55,7 +55,13 @@ from lit_sb3_core.data.replay_buffer import (
 )
 from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.foundation.checks import check_fraction, check_non_negative_int, check_positive_int
+from lit_sb3_core.foundation.checks import (
+    check_choice,
+    check_fraction,
+    check_int,
+    check_non_negative_int,
+    check_positive_int,
+)
 from lit_sb3_core.foundation.rng import GlobalNumpyRng
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import (
@@ -92,12 +98,8 @@ def parse_train_freq(train_freq: Any) -> TrainFreq:
         frequency, unit = train_freq
     else:
         frequency, unit = train_freq, "step"
-    if isinstance(frequency, bool) or not isinstance(frequency, (int, np.integer)) or frequency < 1:
-        raise ConfigurationError(
-            f"The frequency of train_freq must be a positive integer, got {frequency!r}."
-        )
-    if unit not in ("step", "episode"):
-        raise ConfigurationError(f"The unit of train_freq must be 'step' or 'episode', got {unit!r}.")
+    check_positive_int("train_freq", frequency, hint="It trains every n steps or episodes: (n, unit).")
+    check_choice("the unit of train_freq", unit, ("step", "episode"))
     return int(frequency), str(unit)
 
 
@@ -223,23 +225,13 @@ class OffPolicyAlgorithm(RLAlgorithm):
         check_positive_int("n_steps", n_steps)
         check_fraction("tau", tau)
         check_fraction("gamma", gamma)
-        if (
-            isinstance(learning_starts, bool)
-            or not isinstance(learning_starts, (int, np.integer))
-            or learning_starts < 0
-        ):
-            raise ConfigurationError(
-                f"learning_starts must be a non-negative integer, got {learning_starts!r}."
-            )
-        if (
-            isinstance(gradient_steps, bool)
-            or not isinstance(gradient_steps, (int, np.integer))
-            or gradient_steps < -1
-        ):
-            raise ConfigurationError(
-                f"gradient_steps must be a non-negative integer, or -1 for as many as environment steps, got "
-                f"{gradient_steps!r}."
-            )
+        check_non_negative_int("learning_starts", learning_starts)
+        check_int(
+            "gradient_steps",
+            gradient_steps,
+            minimum=-1,
+            hint="Give a number of gradient steps per rollout, or -1 for as many as environment steps.",
+        )
         if replay_buffer_kwargs is not None and not isinstance(replay_buffer_kwargs, dict):
             raise ConfigurationError(
                 f"replay_buffer_kwargs must be a dict, got {type(replay_buffer_kwargs).__name__}."
@@ -432,7 +424,6 @@ class OffPolicyAlgorithm(RLAlgorithm):
         vec_normalize = self.get_vec_normalize_env()
         self._replay_vec_normalize = vec_normalize
         self._originals = None if vec_normalize is None else OriginalTransitions(vec_normalize, self.last_obs)
-        self._budget = self.total_timesteps
         self._step_increment = n_envs * self.world_size
         self._chunks_per_batch = self._chunks_per_batch_for(n_envs)
         self._log_episode_mark = self.episode_num
@@ -574,7 +565,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
         noise = self.action_noise
         explore, on_env_step, step = self.explore, self.on_env_step, env.step
         add: Any = buffer.add  # a buffer with copy_info_dict (HER's) takes infos= too
-        increment, budget, random_until = self._step_increment, self._budget, self.random_warmup_steps()
+        increment, random_until = self._step_increment, self.random_warmup_steps()
+        update_progress = self.budget.update_progress  # progress_remaining, for the schedules
         originals = self._originals  # with a VecNormalize env: store its original observations and rewards
         callbacks = self.step_callbacks
         wants_infos = bool(getattr(buffer, "copy_info_dict", False))  # a buffer that keeps the step infos
@@ -620,7 +612,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
             else:
                 add(stored_obs, next_obs, buffer_actions, stored_rewards, terminated, truncated)
             self.last_obs = new_obs
-            self.progress_remaining = max(0.0, 1.0 - self.num_timesteps / budget)
+            update_progress()
             self.n_calls += 1
             on_env_step()
             if any_done:

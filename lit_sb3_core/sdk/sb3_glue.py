@@ -23,13 +23,13 @@ from lit_sb3_core.sdk.kept_optimizers import kept_optimizers
 from lit_sb3_core.sdk.part import AlgorithmPart
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
     from typing import Self
 
     from lit_sb3_core.engine.datamodule import RLEnvDataModule
     from lit_sb3_core.engine.protocol import RLModel
 
-__all__ = ["SB3Glue", "quiet_lightning"]
+__all__ = ["SB3Glue", "quiet_lightning", "swapped_env"]
 
 
 class SB3Glue(AlgorithmPart):
@@ -182,10 +182,16 @@ class SB3Glue(AlgorithmPart):
 
         env = self.vector_env
         if env is None:
-            if self._learn_datamodule is None and self.env_source is not None:
+            built = self._learn_datamodule is None and self.env_source is not None
+            if built:
                 self._learn_datamodule = self._datamodule_for(self.env_source, 1)
             if self._learn_datamodule is not None:
                 env = self._learn_datamodule.get_env("fit")
+            if built and env is not None:
+                # As SB3's constructor seeds model.env: its first reset (before any learn) is the seed's.
+                seed = cast("RLEnvDataModule", self._learn_datamodule).env_seed("fit", self.seed)
+                if seed is not None:
+                    sb3_training_env(env).seed(seed)
         return None if env is None else sb3_training_env(env)
 
     @property
@@ -453,6 +459,34 @@ def _as_sb3_callback(callback: Any, progress_bar: bool) -> Any:
     if callback is None or isinstance(callback, (list, tuple)) or progress_bar:
         return CallbackList(callbacks)
     return callbacks[0]
+
+
+@contextmanager
+def swapped_env(model: Any, env: Any) -> Iterator[None]:
+    """``model.learn`` inside the block trains on ``env``; afterwards the model's own env is back untouched.
+
+    For a ``learn`` that steps other envs for one call (ARS with sb3-contrib's ``AsyncEval``, whose
+    workers evaluate the candidates while ``model.env`` stays as it was): unlike ``set_env`` twice, the
+    model's env is not rebuilt, keeps its episodes in flight and may have another number of envs.
+    """
+    saved = (
+        model.env_source,
+        model._learn_datamodule,
+        model.vector_env,
+        model.last_obs,
+        model.last_episode_starts,
+    )
+    model.env_source, model._learn_datamodule, model.vector_env, model.last_obs = env, None, None, None
+    try:
+        yield
+    finally:
+        (
+            model.env_source,
+            model._learn_datamodule,
+            model.vector_env,
+            model.last_obs,
+            model.last_episode_starts,
+        ) = saved
 
 
 @contextmanager

@@ -231,3 +231,62 @@ def test_unknown_names_are_refused_with_the_valid_ones(
     error = capsys.readouterr().err
     assert "unknown dpq" in error and "dqn" in error
     assert [case.name for case in run.select(run.parse_args(["--quick"]))] == run.QUICK
+
+
+def test_compare_with_runs_both_interpreters_alternating_and_reports_ratios(tmp_path: Path) -> None:
+    """--compare-with: lit-sb3 under this interpreter against another one (here the same one), round by
+    round, the first to run alternating; the table gives this/other CPU-time ratios with their range."""
+    _needs("ppo")
+    command = [
+        sys.executable, str(BENCHMARKS / "run.py"), "--cases", "ppo-zoo-8env", "--steps", "512",
+        "--repeats", "2", "--compare-with", sys.executable, "--out", str(tmp_path),
+    ]  # fmt: skip
+    process = subprocess.run(command, check=False, capture_output=True, text=True, timeout=600)
+    assert process.returncode == 0, process.stdout + process.stderr
+    runs = json.loads((tmp_path / "compare.json").read_text())["runs"]
+    assert [(run["round"], run["tree"]) for run in runs] == [
+        (0, "this"),
+        (0, "other"),
+        (1, "other"),
+        (1, "this"),
+    ]
+    assert all(run["library"] == "lit" and run["cpu_s"] > 0 and run["num_timesteps"] >= 512 for run in runs)
+    table = (tmp_path / "compare.md").read_text()
+    row = next(line for line in table.splitlines() if line.startswith("| ppo-zoo-8env |"))
+    assert row.endswith("| 2 |") and row in process.stdout
+
+
+def test_compare_ratios_pair_each_round_and_skip_failed_runs(suite: ModuleType) -> None:
+    from suite import compare
+
+    def run(round_index: int, tree: str, cpu_s: float, **extra: Any) -> dict[str, Any]:
+        return {"case": "c", "round": round_index, "tree": tree, "cpu_s": cpu_s, **extra}
+
+    runs = [
+        run(0, "this", 2.0), run(0, "other", 1.0),
+        run(1, "other", 4.0), run(1, "this", 3.0),
+        run(2, "this", 5.0), run(2, "other", 5.0, error="worker exited with code 1"),
+    ]  # fmt: skip
+    assert compare.pair_ratios(runs, "c") == [2.0, 0.75]
+    case = next(c for c in suite.cases.CASES if c.name == "ppo-zoo-8env")
+    case = type(case)(**{**case.as_dict(), "name": "c"})
+    assert "| c | 3.00 | 2.50 | 1.375 (0.750–2.000) | - | 2 |" in compare.table([case], runs)
+
+
+def test_lit_only_hyperparameters_reach_lit_sb3_and_not_sb3(suite: ModuleType) -> None:
+    """The compile variant of a case builds lit-sb3's model with ``compile=True`` and SB3's with the case's
+    shared settings only (SB3 has no such argument); the worker counts child processes' CPU."""
+    _needs("ppo")
+    from suite.cases import QUICK, by_name
+    from suite.libraries import LitRun, Sb3Run
+    from suite.worker import children_cpu_s
+
+    case = by_name("ppo-zoo-8env-compile")
+    assert case.name in QUICK and case.lit_hyperparams == {"compile": True}
+    assert case.hyperparams == by_name("ppo-zoo-8env").hyperparams
+    assert LitRun(case, seed=0).model.compile_update is True
+    assert LitRun(by_name("ppo-zoo-8env"), seed=0).model.compile_update is False
+    assert Sb3Run(case, seed=0).model.n_epochs == 20  # built without the lit-sb3-only argument
+    before = children_cpu_s()
+    subprocess.run([sys.executable, "-c", "sum(range(10**6))"], check=True)
+    assert children_cpu_s() >= before

@@ -42,3 +42,24 @@ def test_bf16_autocast_benchmark_prints_a_row_per_network(capsys: pytest.Capture
     assert main(["--networks", "mlp-64", "--repeats", "1", "--calls", "1"]) == 0
     out = capsys.readouterr().out
     assert "| PPO/DQN 64x64, batch 64 |" in out and out.rstrip().endswith("x |")
+
+
+def test_files_per_step_counts_the_files_of_one_ppo_iteration(capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue-23 measure: the library files one PPO iteration and its update pass through."""
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        assert _load("files_per_step").main(["--algos", "ppo", "--list"]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    out = capsys.readouterr().out
+    rows = {line.split("|")[2].strip(): line for line in out.splitlines() if line.startswith("| ppo |")}
+    assert set(rows) == {"iteration", "update"}
+    listed = out.split("\nppo iteration: ")[1].split("\nppo update: ")
+    iteration, update = ({line.strip() for line in part.splitlines()[1:] if line.strip()} for part in listed)
+    root = str(BENCHMARKS.parent)
+    assert all(name.startswith(root) and "/.venv" not in name and "/tests/" not in name for name in iteration)
+    assert update < iteration  # the update is part of the iteration, which also collects and logs
+    assert any(name.endswith("lit_sb3_ppo/ppo.py") for name in update)
+    assert any(name.endswith("lit_sb3_core/sdk/on_policy.py") for name in iteration)

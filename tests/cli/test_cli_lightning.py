@@ -214,7 +214,7 @@ def test_every_registered_algorithm_parses_and_its_printed_config_round_trips(
                 "--threads",
                 "0",
             ],
-            "--threads expects a positive integer",
+            "--threads must be a positive integer, got 0.",
         ),
     ],
 )

@@ -28,7 +28,7 @@ CASES: dict[str, tuple[Callable[[PPO], Any], str]] = {
     "learn(1.5)": (lambda m: m.learn(1.5), r"total_timesteps must be a positive integer, got 1.5"),
     "RLTrainer(max_steps=0)": (
         lambda m: RLTrainer(max_steps=0),
-        r"max_steps.*environment steps.*positive integer",
+        r"max_steps=\.\.\.\) must be a positive integer, got 0\. It is the number of environment steps",
     ),
     "RLTrainer(max_epochs=1)": (lambda m: RLTrainer(max_steps=10, max_epochs=1), r"does not take max_epochs"),
     "RLTrainer(n_eval_episodes=0)": (
@@ -126,15 +126,68 @@ CASES: dict[str, tuple[Callable[[PPO], Any], str]] = {
         r"use_masking must be True or False",
     ),
     "CrossQ(batch_size=1)": (lambda m: _algo("CrossQ")(batch_size=1), r"batch_size must be an integer >= 2"),
+    # The validators that were written inline until issue 23 moved them onto foundation/checks.py.
+    "make_vector_env(n_envs=0)": (
+        lambda m: _make_vector_env("CartPole-v1", n_envs=0),
+        r"n_envs must be a positive",
+    ),
+    "SAC(learning_starts=-1)": (
+        lambda m: _algo("SAC")(learning_starts=-1),
+        r"learning_starts must be a non-negative integer, got -1",
+    ),
+    "SAC(gradient_steps=-2)": (
+        lambda m: _algo("SAC")(gradient_steps=-2),
+        r"gradient_steps must be an integer >= -1, got -2\. .* -1 for as many as environment steps",
+    ),
+    "SAC(target_entropy=nan)": (
+        lambda m: _algo("SAC")(target_entropy=float("nan")),
+        r"target_entropy must be a finite number, got nan\. Or 'auto'",
+    ),
+    "SAC(net_arch=[64, 0])": (
+        lambda m: _algo("SAC")(env="Pendulum-v1", policy_kwargs={"net_arch": [64, 0]}).learn(1),
+        r"net_arch must be a list of positive layer sizes such as \[256, 256\], got \[64, 0\]",
+    ),
+    "PPO(net_arch=dict(pi=[-1]))": (
+        lambda m: PPO(env="CartPole-v1", policy_kwargs={"net_arch": {"pi": [-1]}}, **SMALL).learn(16),
+        r"net_arch\['pi'\] must be a list of positive layer sizes such as \[64, 64\], got \[-1\]",
+    ),
+    "OU noise theta=-1": (
+        lambda m: _algo("TD3")(action_noise={"type": "ou", "sigma": 0.1, "theta": -1.0}, env="Pendulum-v1"),
+        r"Action noise theta must be a finite number >= 0, got -1",
+    ),
+    "TQC drops every atom": (
+        lambda m: _algo("TQC")(
+            env="Pendulum-v1", top_quantiles_to_drop_per_net=3, policy_kwargs={"n_quantiles": 3}
+        ),
+        r"top_quantiles_to_drop_per_net=3 must be less than the critic's n_quantiles=3\. Dropping them all",
+    ),
+    "envpool atari frame_stack=0": (
+        lambda m: _envpool_task("PongNoFrameskip-v4", {"frame_stack": 0}),
+        r"atari\['frame_stack'\] must be a positive integer, got 0\. envpool stacks at least one frame",
+    ),
     "step_timeout=0": (
         lambda m: RLEnvDataModule(train_env="CartPole-v1", step_timeout=0),
-        r"step_timeout must be a positive number of seconds, or None",
+        r"step_timeout must be a finite number > 0 or None, got 0. It is the seconds",
     ),
     "step_timeout=nan": (
         lambda m: RLEnvDataModule(train_env="CartPole-v1", step_timeout=float("nan")),
-        r"step_timeout must be a positive number of seconds",
+        r"step_timeout must be a finite number > 0 or None, got nan",
     ),
 }
+
+
+def _make_vector_env(source: str, n_envs: int) -> Any:
+    from lit_sb3_core.envs.make import make_vector_env
+
+    return make_vector_env(source, n_envs=n_envs)
+
+
+def _envpool_task(env_id: str, atari: dict[str, Any]) -> Any:
+    pytest.importorskip("envpool")
+    from lit_sb3_core.envs.atari import parse_atari
+    from lit_sb3_core.envs.envpool_env import envpool_task
+
+    return envpool_task(env_id, parse_atari(atari))
 
 
 def _algo(name: str) -> Any:

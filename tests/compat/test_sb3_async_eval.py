@@ -64,14 +64,12 @@ def test_learn_with_async_eval_trains_on_worker_processes_and_closes_them() -> N
         model.learn(total_timesteps=100, async_eval=async_eval)
 
 
-def test_async_eval_refuses_vec_env_wrappers_and_non_async_eval_objects() -> None:
+def test_async_eval_refuses_several_envs_per_worker_and_non_async_eval_objects() -> None:
     model = ARS("LinearPolicy", "CartPole-v1", n_delta=2)
-    normalized = AsyncEval(
-        [lambda: VecNormalize(DummyVecEnv([lambda: gym.make("CartPole-v1")]))], model.policy
-    )
-    with pytest.raises(ValueError, match="without VecEnv wrappers"):
-        model.learn(total_timesteps=100, async_eval=normalized)
-    assert normalized.closed
+    several = AsyncEval([lambda: make_vec_env("CartPole-v1", n_envs=2)], model.policy)
+    with pytest.raises(ValueError, match="a VecEnv of one env"):
+        model.learn(total_timesteps=100, async_eval=several)
+    assert several.closed
     with pytest.raises(ConfigurationError, match="must be an AsyncEval"):
         model.learn(total_timesteps=100, async_eval=object())
     with pytest.raises(ValueError, match="at least one"):
@@ -91,5 +89,69 @@ def test_async_eval_seeds_and_sets_reset_options_of_its_workers() -> None:
         assert np.allclose(obs, np.stack(expected))
         async_eval.set_options({"low": 0.0, "high": 0.0})  # CartPole's reset bounds: the start state is 0
         assert np.all(async_eval.vec_env.reset() == 0.0)
+    finally:
+        async_eval.close()
+
+
+class ConstantEnv(gym.Env):
+    """Observes ``value`` at every step of 5-step episodes: the observation statistics are known exactly."""
+
+    observation_space = gym.spaces.Box(-100.0, 100.0, (1,), dtype=np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, value: float) -> None:
+        self.value, self.t = value, 0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        self.t = 0
+        return np.full(1, self.value, dtype=np.float32), {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        self.t += 1
+        return np.full(1, self.value, dtype=np.float32), float(action), self.t == 5, False, {}
+
+
+def normalized_constant(value: float) -> VecNormalize:
+    return VecNormalize(DummyVecEnv([lambda: ConstantEnv(value)]))
+
+
+def test_vec_normalize_workers_statistics_merge_into_the_models_env_once_each() -> None:
+    """sb3-contrib's contract: each worker's VecNormalize normalizes what its candidates see; after every
+    iteration their statistics are merged into the model's VecNormalize and copied back to them. Every
+    observation counts once: worker 0 sees only 0, worker 1 only 10, so the merged mean is 5, the variance 25."""
+    main = normalized_constant(0.0)
+    model = ARS("LinearPolicy", main, n_delta=1, seed=0)
+    async_eval = AsyncEval(
+        [lambda: normalized_constant(0.0), lambda: normalized_constant(10.0)], model.policy
+    )
+    merges: list[float] = []
+    merge = async_eval.merge_obs_rms
+    async_eval.merge_obs_rms = lambda target: (merge(target), merges.append(target.obs_rms.count))  # type: ignore[method-assign]
+    model.learn(total_timesteps=30, async_eval=async_eval)  # 3 iterations of 2 candidates x 5 steps
+
+    assert len(merges) == 3 and model.get_env() is main
+    observations = 2 + model.num_timesteps  # each worker's first reset, then one per step
+    rms = main.obs_rms
+    np.testing.assert_allclose(rms.count, observations, atol=1e-3)
+    np.testing.assert_allclose(rms.mean, [5.0], atol=1e-3)
+    np.testing.assert_allclose(rms.var, [25.0], atol=1e-2)
+    np.testing.assert_allclose(np.diff(merges), 10.0, atol=1e-6)  # each merge adds that iteration's steps
+
+
+def test_async_eval_reads_and_syncs_the_workers_statistics() -> None:
+    model = ARS("LinearPolicy", normalized_constant(0.0), n_delta=1, seed=0)
+    async_eval = AsyncEval([lambda: normalized_constant(3.0)], model.policy)
+    try:
+        async_eval.vec_env.reset()
+        (worker,) = async_eval.get_obs_rms()
+        assert worker is not None and worker.mean[0] > 2.9  # its first observation, 3
+        worker.mean = np.array([-1.0])
+        async_eval.sync_obs_rms(worker)
+        (synced,) = async_eval.get_obs_rms()
+        assert synced is not None and synced.mean[0] == -1.0
+        plain = AsyncEval([lambda: gym.make("CartPole-v1")], model.policy)
+        assert plain.get_obs_rms() == [None]  # sb3-contrib's: no VecNormalize, no statistics
+        plain.close()
     finally:
         async_eval.close()

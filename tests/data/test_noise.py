@@ -74,7 +74,10 @@ def test_specs_build_and_round_trip() -> None:
         ({"type": "pink", "sigma": 0.1}, "Unknown action noise type"),
         ({"type": "normal"}, 'needs "sigma"'),
         ({"type": "normal", "sigma": 0.1, "theta": 0.1}, "Unknown keys"),
-        ({"type": "normal", "sigma": -0.1}, "non-negative"),
+        (
+            {"type": "normal", "sigma": -0.1},
+            "sigma must be a finite number or a list of finite numbers >= 0, got -0.1",
+        ),
     ],
 )
 def test_bad_specs_are_refused(spec: dict, message: str) -> None:

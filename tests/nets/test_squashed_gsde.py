@@ -148,3 +148,25 @@ def test_a_gradient_step_on_noise_drawn_while_collecting_is_refused() -> None:
     actions, log_prob = actor.action_log_prob(obs)
     (actions.sum() + log_prob.sum()).backward()
     assert actor.log_std.grad is not None
+
+
+def test_a_given_gaussian_draw_is_the_draw_the_actor_would_make() -> None:
+    """``action_log_prob(obs, noise)``: the standard normal draw from outside (a compiled update's input)
+    gives the sample and log-likelihood the actor's own draw gives from the same generator state; with
+    gSDE, whose noise is its exploration matrices, a draw is refused with the fix."""
+    torch.manual_seed(0)
+    actor = SquashedGaussianActor(FlattenExtractor(spaces.Box(-1, 1, (3,))), 2, [8])
+    obs = torch.randn(BATCH, 3)
+    torch.manual_seed(1)
+    drawn = actor.action_log_prob(obs)
+    torch.manual_seed(1)
+    given = actor.action_log_prob(obs, torch.randn(BATCH, 2))
+    for ours, theirs in zip(given, drawn, strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=0, atol=0)
+    other = actor.action_log_prob(obs, torch.zeros(BATCH, 2))  # the mean, squashed
+    torch.testing.assert_close(other[0], actor(obs, deterministic=True))
+
+    sde_actor = SquashedGaussianActor(FlattenExtractor(spaces.Box(-1, 1, (3,))), 2, [8], use_sde=True)
+    sde_actor.reset_noise()
+    with pytest.raises(ConfigurationError, match="pass no noise"):
+        sde_actor.action_log_prob(obs, torch.zeros(BATCH, 2))

@@ -308,8 +308,8 @@ def test_polyak_update_and_clipping_match_their_definitions() -> None:
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [
-        ({"train_freq": 0}, ConfigurationError, "frequency of train_freq"),
-        ({"train_freq": [4, "minute"]}, ConfigurationError, "unit of train_freq"),
+        ({"train_freq": 0}, ConfigurationError, "train_freq must be a positive integer, got 0"),
+        ({"train_freq": [4, "minute"]}, ConfigurationError, "the unit of train_freq must be one of 'step'"),
         ({"gradient_steps": -2}, ConfigurationError, "gradient_steps"),
         ({"learning_starts": -1}, ConfigurationError, "learning_starts"),
         ({"buffer_size": 0}, ConfigurationError, "buffer_size"),

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch.optim import Optimizer
 
-from lit_sb3_core.sdk import ConfigurationError
+from lit_sb3_core.sdk import check_number
 
 __all__ = ["RMSpropTFLike"]
 
@@ -59,10 +59,8 @@ class RMSpropTFLike(Optimizer):
             ("weight_decay", "weight_decay", weight_decay),
             ("momentum", "momentum", momentum),
         ):
-            if not value >= 0.0:  # torch's own optimizers word it the same way
-                raise ConfigurationError(
-                    f"Invalid {what} for RMSpropTFLike: {name}={value!r}, it must be >= 0."
-                )
+            # "Invalid <what>" is how torch's optimizers (and SB3's RMSpropTFLike) word it: code matches on it
+            check_number(f"RMSpropTFLike({name}=...)", value, minimum=0, hint=f"Invalid {what}.")
         defaults = {
             "lr": lr,
             "alpha": alpha,

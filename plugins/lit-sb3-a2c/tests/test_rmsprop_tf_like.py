@@ -74,5 +74,5 @@ def test_state_dict_round_trip_continues_identically() -> None:
 
 
 def test_rejects_negative_hyperparameters() -> None:
-    with pytest.raises(ValueError, match=r"Invalid epsilon for RMSpropTFLike: eps=-1.0, it must be >= 0"):
+    with pytest.raises(ValueError, match=r"RMSpropTFLike\(eps=...\) must be a finite number >= 0, got -1.0"):
         RMSpropTFLike(torch.nn.Linear(2, 2).parameters(), eps=-1.0)

@@ -47,6 +47,7 @@ from lit_sb3_core.sdk import (
     check_positive_int,
     make_schedule,
     obs_to_tensor,
+    swapped_env,
     to_numpy,
 )
 
@@ -145,6 +146,9 @@ class ARS(RLAlgorithm):
             tensorboard_log=tensorboard_log,
         )
         self._stopped_by_callback = False  # a step callback returned False
+        # While learning with async_eval: after each iteration, merges the observation statistics of the
+        # workers' VecNormalize envs into the model's own env's (sb3-contrib's AsyncEval contract).
+        self._merge_worker_statistics: Callable[[], None] | None = None
 
     # construction ---------------------------------------------------------------------------------
     def make_policy(
@@ -193,7 +197,9 @@ class ARS(RLAlgorithm):
         The candidates already run side by side on the sub-envs of the training env, so evaluating them in
         worker processes is training on ``async_eval.vec_env`` (a ``SubprocVecEnv``) with its
         ``n_eval_episodes``. As in sb3-contrib, ``async_eval`` is closed when ``learn`` ends; the model's
-        own env and ``n_eval_episodes`` are back in place then.
+        own env and ``n_eval_episodes`` are back in place then. When the workers' envs are wrapped in
+        ``VecNormalize`` and so is the model's env, the workers' observation statistics are merged into the
+        model env's after every iteration and copied back to them (``AsyncEval.merge_obs_rms``).
         """
         if async_eval is None:
             return super().learn(total_timesteps, *args, **kwargs)
@@ -202,16 +208,19 @@ class ARS(RLAlgorithm):
                 f"async_eval must be an AsyncEval (from lit_sb3.common.vec_env import AsyncEval), got "
                 f"{type(async_eval).__name__}."
             )
-        own_env, own_n_eval_episodes = self.env_source, self.n_eval_episodes
+        own_n_eval_episodes = self.n_eval_episodes
+        own_normalize = self.get_vec_normalize_env() if self.env_source is not None else None
+        merge = getattr(async_eval, "merge_obs_rms", None)
         try:
-            self.set_env(async_eval.vec_env)
             self.n_eval_episodes = check_positive_int("n_eval_episodes", async_eval.n_eval_episodes)
-            return super().learn(total_timesteps, *args, **kwargs)
+            if merge is not None and own_normalize is not None:
+                self._merge_worker_statistics = lambda: merge(own_normalize)
+            with swapped_env(self, async_eval.vec_env):
+                return super().learn(total_timesteps, *args, **kwargs)
         finally:
+            self._merge_worker_statistics = None
             self.n_eval_episodes = own_n_eval_episodes
             async_eval.close()
-            if own_env is not None:
-                self.set_env(own_env)
 
     def on_fit_start(self) -> None:
         if self.world_size > self.pop_size:
@@ -239,6 +248,8 @@ class ARS(RLAlgorithm):
         scaled = deltas * delta_std
         candidates = torch.cat([weights + scaled, weights - scaled])
         returns = self.score_candidates(candidates).to(weights.device)
+        if self._merge_worker_statistics is not None:
+            self._merge_worker_statistics()
 
         plus_returns, minus_returns = returns[: self.n_delta], returns[self.n_delta :]
         top_idx = torch.argsort(torch.maximum(plus_returns, minus_returns), descending=True)[: self.n_top]

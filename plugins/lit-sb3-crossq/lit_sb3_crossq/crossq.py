@@ -21,7 +21,10 @@ sb3-contrib 2.9: "train" normalizes with the batch and updates the running stati
    ``alpha * log pi(a~|s) - min_i Q_i(s, a~)`` with the critics' layers in eval mode (gradients flow into
    the actor only).
 
-Acting and ``predict`` run every layer in eval mode. Defaults and logged metrics are sb3-contrib's CrossQ.
+Acting and ``predict`` run every layer in eval mode. With ``use_sde=True`` the actor explores with gSDE as
+SAC's does (``StateDependentExploration``: new exploration matrices per collection chunk, every
+``sde_sample_freq`` steps, and before every gradient step). Defaults and logged metrics are sb3-contrib's
+CrossQ.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from lit_sb3_core.sdk import (
     EntropyTemperature,
     OffPolicyAlgorithm,
     Schedule,
+    StateDependentExploration,
     TrainFreq,
     check_int,
     check_positive_int,
@@ -54,7 +58,7 @@ if TYPE_CHECKING:
 __all__ = ["CrossQ"]
 
 
-class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
+class CrossQ(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
     """CrossQ: SAC with Batch-Renormalized networks, joint critic passes and no target networks.
 
     Args:
@@ -76,7 +80,14 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
         ent_coef: entropy temperature alpha: ``"auto"`` (learned from 1), ``"auto_<init>"`` or a fixed number.
         target_entropy: entropy the temperature steers toward; ``"auto"`` is ``-dim(A)``.
         policy_delay: critic updates per actor (and temperature) update.
-        use_sde / sde_sample_freq / use_sde_at_warmup: gSDE (not available yet).
+        use_sde: explore with gSDE (generalized State-Dependent Exploration) instead of independent
+            Gaussian noise; its settings (``log_std_init``, ``use_expln``, ``clip_mean``) go in
+            ``policy_kwargs``. The exploration matrices are drawn as SAC draws them (before every gradient
+            step too, as sb3-contrib; see ``StateDependentExploration``).
+        sde_sample_freq: with gSDE, also redraw the exploration matrices every this many environment steps
+            within a ``train_freq`` chunk (-1: only at the start of each chunk).
+        use_sde_at_warmup: with gSDE, act with the gSDE policy during the ``learning_starts`` warm-up
+            instead of uniformly at random.
         stats_window_size: episodes averaged in ``rollout/ep_rew_mean`` and kept in ``ep_info_buffer``.
         tensorboard_log: folder for ``learn``'s TensorBoard logs.
         policy_kwargs: arguments of the policy (``net_arch``, ``batch_norm``, ``batch_norm_momentum``,
@@ -134,11 +145,7 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
     ) -> None:
-        if use_sde or use_sde_at_warmup:
-            raise ConfigurationError(
-                "CrossQ(use_sde=True): gSDE is not available in lit-sb3 yet; use the default Gaussian "
-                "exploration."
-            )
+        self.init_sde(use_sde, sde_sample_freq, use_sde_at_warmup)
         self.init_temperature(ent_coef, target_entropy)
         self.policy_delay = check_positive_int("policy_delay", policy_delay)
         # Batch Renorm layers normalize with the statistics of each minibatch: at least 2 samples.
@@ -189,9 +196,13 @@ class CrossQ(EntropyTemperature, OffPolicyAlgorithm):
         actor_params = list(actor.parameters())
         log_ent_coef = policy.log_ent_coef if self.learn_ent_coef else None
         target_entropy = self.target_entropy
+        use_sde = self.use_sde
         for _ in range(gradient_steps):
             self.n_updates += 1
             data = self.sample_replay(batch_size)
+            if use_sde:
+                # log std changed at the last step; the actor loss differentiates through this draw.
+                self.reset_actor_noise()
             discounts = data.discounts if data.discounts is not None else self.gamma
             observations = preprocess(data.observations)
             next_observations = preprocess(data.next_observations)

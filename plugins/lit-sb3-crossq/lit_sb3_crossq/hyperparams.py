@@ -3,7 +3,7 @@ as plain data. ``n_timesteps`` and ``n_envs`` are run settings, the rest constru
 not listed keeps CrossQ's defaults.
 
 Only entries reproduced faithfully are listed: rl-zoo3's MountainCarContinuous-v0 entry and its PyBullet
-entries use gSDE, which lit-sb3 0.1 does not offer yet.
+entries use gSDE, which lit-sb3's CrossQ does not offer yet (``CrossQ(use_sde=True)`` is refused).
 """
 
 from __future__ import annotations

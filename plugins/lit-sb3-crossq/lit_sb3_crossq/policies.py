@@ -56,7 +56,8 @@ class CrossQActor(SquashedGaussianActor):
     """SAC's tanh-squashed Gaussian actor; with ``norm``, its hidden layers are Batch-Renormalized.
 
     The latent network normalizes before each hidden linear layer and once more after the last hidden
-    activation, so the linear ``mu`` and ``log_std`` heads get normalized inputs too (sb3-contrib's layout).
+    activation, so the linear ``mu`` and ``log_std`` heads (or gSDE's) get normalized inputs too
+    (sb3-contrib's layout).
 
     Args:
         features_extractor: maps preprocessed observations to features.
@@ -64,6 +65,8 @@ class CrossQActor(SquashedGaussianActor):
         net_arch: hidden layer sizes.
         activation_fn: activation class.
         norm: builds a normalization layer for a given width; None for the plain SAC actor.
+        **sde_kwargs: ``use_sde``, ``log_std_init``, ``full_std``, ``use_expln``, ``clip_mean``: gSDE, as
+            ``SquashedGaussianActor``.
     """
 
     def __init__(
@@ -73,8 +76,9 @@ class CrossQActor(SquashedGaussianActor):
         net_arch: Sequence[int],
         activation_fn: type[nn.Module] = nn.ReLU,
         norm: NormFactory | None = None,
+        **sde_kwargs: Any,
     ) -> None:
-        super().__init__(features_extractor, action_dim, net_arch, activation_fn)
+        super().__init__(features_extractor, action_dim, net_arch, activation_fn, **sde_kwargs)
         if norm is not None:
             latent = renorm_mlp(features_extractor.features_dim, -1, net_arch, activation_fn, norm)
             if len(net_arch) > 0:
@@ -117,7 +121,7 @@ class CrossQCritic(ContinuousCritic):
                 self.add_module(f"qf{index}", renorm_mlp(in_dim, 1, net_arch, activation_fn, norm))
             self.q_networks = [getattr(self, f"qf{index}") for index in range(n_critics)]
 
-    def make_target(self) -> ContinuousCritic:
+    def make_target(self, features_extractor: BaseFeaturesExtractor | None = None) -> ContinuousCritic:
         raise TypeError("CrossQ's critic has no target network: it bootstraps from itself.")
 
 
@@ -134,8 +138,9 @@ class CrossQPolicy(OffPolicyPolicy):
         batch_norm_eps: added to variances in the normalization.
         renorm_warmup_steps: training forward passes of plain batch norm before renormalization starts,
             counted per layer (critic layers see one per gradient step, actor layers one per actor update).
-        use_sde / log_std_init / use_expln / clip_mean: generalized State-Dependent Exploration settings
-            (gSDE is not available in lit-sb3 yet; the others only apply to it, as in sb3-contrib).
+        use_sde: explore with generalized State-Dependent Exploration (gSDE); ``CrossQ(use_sde=True)``
+            passes it. ``log_std_init`` (-3), ``use_expln`` and ``clip_mean`` (2.0) only apply to it, as in
+            sb3-contrib (see ``SquashedGaussianActor``).
         features_extractor_class / features_extractor_kwargs / normalize_images: see ``OffPolicyPolicy``.
         optimizer_class / optimizer_kwargs: optimizer of the actor and of the critic. Left as None, Adam and
             AdamW get ``betas=(0.5, 0.999)`` (the CrossQ paper's, as sb3-contrib); any dict is used as given.
@@ -170,11 +175,6 @@ class CrossQPolicy(OffPolicyPolicy):
         n_critics: int = 2,
         share_features_extractor: bool = False,
     ) -> None:
-        if use_sde:
-            raise ConfigurationError(
-                "CrossQ(use_sde=True): gSDE is not available in lit-sb3 yet; use the default Gaussian "
-                "exploration."
-            )
         if not isinstance(action_space, spaces.Box):
             raise ConfigurationError(
                 f"{type(self).__name__} needs Box actions, got {describe_space(action_space)}."
@@ -195,7 +195,12 @@ class CrossQPolicy(OffPolicyPolicy):
             optimizer_kwargs=optimizer_kwargs,
             squash_output=True,
         )
-        self.log_std_init, self.use_expln, self.clip_mean = log_std_init, use_expln, clip_mean
+        self.use_sde, self.log_std_init, self.use_expln, self.clip_mean = (
+            use_sde,
+            log_std_init,
+            use_expln,
+            clip_mean,
+        )
         self.share_features_extractor = share_features_extractor
         self.batch_norm = bool(batch_norm)
         if net_arch is None:
@@ -214,7 +219,17 @@ class CrossQPolicy(OffPolicyPolicy):
             else None
         )
         action_dim = int(np.prod(action_space.shape))
-        self.actor = CrossQActor(self.make_features_extractor(), action_dim, actor_arch, activation, norm)
+        self.actor = CrossQActor(
+            self.make_features_extractor(),
+            action_dim,
+            actor_arch,
+            activation,
+            norm,
+            use_sde=use_sde,
+            log_std_init=log_std_init,
+            use_expln=use_expln,
+            clip_mean=clip_mean,
+        )
         critic_extractor = (
             self.actor.features_extractor if share_features_extractor else self.make_features_extractor()
         )
@@ -226,8 +241,12 @@ class CrossQPolicy(OffPolicyPolicy):
         self.critic_norms: list[nn.Module] = [m for m in self.critic.modules() if isinstance(m, BatchRenorm)]
 
     def forward(self, obs: Any, deterministic: bool = False) -> torch.Tensor:
-        """Actions in [-1, 1]: tanh of the mean (deterministic) or of a Gaussian sample."""
+        """Actions in [-1, 1]: tanh of the mean (deterministic) or of a Gaussian (or gSDE) sample."""
         return self.actor(self.preprocess(obs), deterministic)
+
+    def reset_noise(self, n_envs: int = 1) -> None:
+        """gSDE: draw new exploration matrices, one per environment (see ``SquashedGaussianActor``)."""
+        self.actor.reset_noise(n_envs)
 
 
 def _check_batch_norm_settings(momentum: Any, eps: Any, warmup_steps: Any) -> None:

@@ -4,6 +4,7 @@ the joint critic pass, no target networks, defaults as sb3-contrib, entropy temp
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -229,8 +230,10 @@ def test_unsupported_spaces_and_bad_arguments_are_refused() -> None:
             CrossQ(ent_coef=bad)
     with pytest.raises(ConfigurationError, match="target_entropy"):
         CrossQ(target_entropy="high")
-    with pytest.raises(ConfigurationError, match="gSDE"):
-        CrossQ(use_sde=True)
+    with pytest.raises(ConfigurationError, match="needs use_sde=True"):
+        CrossQ(use_sde_at_warmup=True)
+    with pytest.raises(ConfigurationError, match="not in policy_kwargs"):
+        CrossQ(env="Pendulum-v1", policy_kwargs={"use_sde": True})
     with pytest.raises(ConfigurationError, match="policy_delay"):
         CrossQ(policy_delay=0)
     with pytest.raises(ConfigurationError, match="batch_size must be an integer >= 2"):
@@ -240,3 +243,41 @@ def test_unsupported_spaces_and_bad_arguments_are_refused() -> None:
             CrossQ(env="Pendulum-v1", policy_kwargs={name: value})
     with pytest.raises(ConfigurationError, match="keys 'pi'"):
         CrossQ(env="Pendulum-v1", policy_kwargs={"net_arch": {"pi": [8], "vf": [8]}})
+
+
+def test_gsde_draws_noise_per_chunk_and_gradient_step_and_trains_log_std() -> None:
+    """sb3-contrib's CrossQ(use_sde=True): SAC's gSDE actor (after Batch Renorm layers), new exploration
+    matrices at each collection chunk and, with gradients, before each gradient step."""
+    model = CrossQ(env="Pendulum-v1", use_sde=True, train_freq=4, gradient_steps=2, **SMALL)
+    actor = model.policy.actor
+    assert actor.sde_noise is not None and isinstance(actor.latent_pi[0], BatchRenorm)
+    log_std_before = actor.log_std.detach().clone()
+    draws: list[tuple[int, bool]] = []  # (num_timesteps, drawn with gradients)
+    original = actor.reset_noise
+
+    def reset_noise(batch_size: int = 1) -> None:
+        original(batch_size)
+        draws.append((model.num_timesteps, bool(actor.sde_noise.exploration_mat.requires_grad)))
+
+    actor.reset_noise = reset_noise  # type: ignore[method-assign]
+    model.learn(80)
+    chunks = [t for t, with_grad in draws if not with_grad]
+    updates = [t for t, with_grad in draws if with_grad]
+    assert chunks == list(range(0, 80, 4))  # the first chunk starts at 0, as SB3's collect_rollouts
+    assert len(updates) == model.n_updates == 2 * len(range(52, 81, 4))  # 2 per chunk past learning_starts
+    assert not torch.equal(actor.log_std.detach(), log_std_before)  # the actor loss trains it through W
+    assert "train/std" in model.last_metrics
+    model.policy.reset_noise()  # SB3's spelling, on the policy
+    assert actor.get_std().shape == (32, 1)
+
+
+def test_gsde_model_file_round_trip(tmp_path: Path) -> None:
+    model = CrossQ(env="Pendulum-v1", use_sde=True, **SMALL).learn(60)
+    model.save(tmp_path / "crossq.zip")
+    loaded = CrossQ.load(tmp_path / "crossq.zip")
+    assert loaded.use_sde and loaded.policy.actor.sde_noise is not None
+    torch.testing.assert_close(loaded.policy.actor.log_std, model.policy.actor.log_std)
+    obs = np.zeros((1, 3), dtype=np.float32)
+    np.testing.assert_allclose(
+        loaded.predict(obs, deterministic=True)[0], model.predict(obs, deterministic=True)[0], rtol=1e-5
+    )

@@ -60,6 +60,7 @@ class DDPG(TD3):
         seed: random seed for python, numpy, torch, the environments, the buffer and the noise.
         device: accelerator for ``learn``.
         checkpoint_replay_buffer: keep the replay buffer in Lightning checkpoints.
+        compile: run each gradient step as one compiled program, as ``TD3(compile=True)``. Off by default.
     """
 
     algo_name: ClassVar[str] = "ddpg"
@@ -88,6 +89,7 @@ class DDPG(TD3):
         seed: int | None = None,
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
+        compile: bool = False,
     ) -> None:
         super().__init__(
             policy=policy,
@@ -116,6 +118,7 @@ class DDPG(TD3):
             seed=seed,
             device=device,
             checkpoint_replay_buffer=checkpoint_replay_buffer,
+            compile=compile,
         )
 
     def make_policy(

@@ -37,11 +37,13 @@ from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
     ActionNoise,
     EntropyTemperature,
+    GradientSteps,
     OffPolicyAlgorithm,
     Schedule,
+    StateDependentExploration,
     TrainFreq,
+    UpdateProgram,
     check_bool,
-    check_int,
     check_positive_int,
     update_target,
 )
@@ -55,7 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["SAC"]
 
 
-class SAC(EntropyTemperature, OffPolicyAlgorithm):
+class SAC(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
     """Soft Actor-Critic with clipped double-Q critics and an automatically tuned entropy temperature.
 
     Args:
@@ -89,6 +91,12 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         seed: random seed for python, numpy, torch, the environments and the buffer.
         device: accelerator for ``learn``.
         checkpoint_replay_buffer: keep the replay buffer in Lightning checkpoints.
+        compile: run each gradient step (the critic, actor and temperature losses, their gradients and Adam
+            steps, the target update) as one program compiled with ``torch.compile``
+            (``lit_sb3_core.sdk.UpdateProgram``): same learning, within float rounding. The first update of
+            a run compiles (seconds with a warm on-disk cache, minutes cold). Adam/AdamW optimizers, one
+            process, no gSDE; under bf16 autocast (``RLTrainer(precision="bf16-mixed")``) the program
+            computes its products in bf16. Off by default.
     """
 
     algo_name: ClassVar[str] = "sac"
@@ -102,7 +110,6 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
     }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box,)
-    plain_attributes: ClassVar[frozenset[str]] = OffPolicyAlgorithm.plain_attributes | {"_sde_steps"}
 
     def __init__(
         self,
@@ -134,19 +141,16 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
+        compile: bool = False,
     ) -> None:
-        check_bool("use_sde", use_sde)
-        check_bool("use_sde_at_warmup", use_sde_at_warmup)
-        check_int("sde_sample_freq", sde_sample_freq, minimum=-1)  # -1: once per train_freq chunk
-        if use_sde_at_warmup and not use_sde:
+        self.init_sde(use_sde, sde_sample_freq, use_sde_at_warmup)
+        self.compile_update = check_bool("compile", compile)
+        if compile and use_sde:
             raise ConfigurationError(
-                "use_sde_at_warmup=True acts with the gSDE policy during the warm-up, which needs "
-                "use_sde=True too: pass use_sde=True, or drop use_sde_at_warmup."
+                f"{type(self).__name__}(compile=True) does not compile gSDE's update (its noise matrices are "
+                "drawn from log std outside the step): pass use_sde=False, or compile=False."
             )
-        self.use_sde = use_sde
-        self.sde_sample_freq = int(sde_sample_freq)
-        self.use_sde_at_warmup = use_sde_at_warmup
-        self._sde_steps = 0
+        self._update_program: UpdateProgram | None = None
         self.init_temperature(ent_coef, target_entropy)
         self.target_update_interval = check_positive_int("target_update_interval", target_update_interval)
         super().__init__(
@@ -174,109 +178,76 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
             checkpoint_replay_buffer=checkpoint_replay_buffer,
         )
 
-    def make_policy(
-        self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
-    ) -> torch.nn.Module:
-        """The policy, given the algorithm's ``use_sde`` as SB3 does (the algorithm redraws the noise)."""
-        if "use_sde" in policy_kwargs:
-            raise ConfigurationError(
-                f"Pass use_sde to {type(self).__name__}(use_sde=...), not in policy_kwargs: the algorithm "
-                "redraws the gSDE noise while collecting and training."
-            )
-        if self.use_sde:
-            policy_kwargs = {**policy_kwargs, "use_sde": True}
-        return super().make_policy(policy_cls, policy_kwargs)
-
-    # gSDE -----------------------------------------------------------------------------------------------
-    def reset_actor_noise(self, n_envs: int = 1) -> None:
-        """Draw new gSDE exploration matrices for the actor (one per env); does nothing without ``use_sde``.
-
-        Collection calls it with the number of environments; ``train_on_buffer`` calls it with 1 before
-        every gradient step, with gradients enabled. Subclasses that write their own ``train_on_buffer`` and
-        sample from the actor (``actor.action_log_prob``) must call it the same way.
-        """
-        if self.use_sde:
-            self.require_policy().actor.reset_noise(n_envs)
-
-    @torch.inference_mode()
-    def collect_chunk(self) -> int:
-        """One ``train_freq`` chunk; with gSDE the noise is drawn afresh at its start (SB3's collect_rollouts)."""
-        if self.use_sde:
-            assert self.vector_env is not None
-            self._sde_steps = 0
-            self.reset_actor_noise(self.vector_env.num_envs)
-        return super().collect_chunk()
-
-    def on_env_step(self) -> None:
-        """With gSDE and ``sde_sample_freq > 0``: redraw the noise every ``sde_sample_freq`` steps of a chunk."""
-        super().on_env_step()
-        if self.use_sde and self.sde_sample_freq > 0:
-            self._sde_steps += 1
-            if self._sde_steps % self.sde_sample_freq == 0:
-                assert self.vector_env is not None
-                self.reset_actor_noise(self.vector_env.num_envs)
-
-    def random_warmup_steps(self) -> int:
-        """``learning_starts``, or 0 with ``use_sde_at_warmup`` (the gSDE policy acts from the first step)."""
-        return 0 if self.use_sde_at_warmup else self.learning_starts
-
     def train_on_buffer(self, gradient_steps: int, batch_size: int) -> None:
         policy, buffer = self.policy, self.replay_buffer
         assert policy is not None and buffer is not None
         optimizers = cast("list[LightningOptimizer]", self.optimizers())
-        actor_optimizer, critic_optimizer = optimizers[0], optimizers[1]
-        ent_coef_optimizer = optimizers[2] if self.learn_ent_coef else None
         self.update_learning_rate(optimizers)
-        actor, critic, critic_target, preprocess = (
-            policy.actor,
-            policy.critic,
-            policy.critic_target,
-            policy.preprocess,
-        )
-        actor_params = list(actor.parameters())
-        log_ent_coef = policy.log_ent_coef if self.learn_ent_coef else None
-        target_entropy = self.target_entropy
-        use_sde = self.use_sde
+        program = self.update_program()
         for step in range(gradient_steps):
             data = self.sample_replay(batch_size)
-            if use_sde:
+            if self.use_sde:
                 # log std changed at the last step; the actor loss differentiates through this draw.
                 self.reset_actor_noise()
+                noise = next_noise = None
+            else:  # the actor's Gaussian draws at s and s', in the order SB3 draws them
+                shape = (data.actions.shape[0], policy.actor.action_dim)
+                noise = torch.randn(shape, device=data.actions.device)
+                next_noise = torch.randn(shape, device=data.actions.device)
             discounts = data.discounts if data.discounts is not None else self.gamma
-            observations = preprocess(data.observations)
-            next_observations = preprocess(data.next_observations)
-            actions_pi, log_prob = actor.action_log_prob(observations)
-            log_prob = log_prob.reshape(-1, 1)
-
-            if ent_coef_optimizer is not None and log_ent_coef is not None:
-                # Detached so that only the temperature loss moves log(alpha) (softlearning issue 60).
-                ent_coef: torch.Tensor | float = torch.exp(log_ent_coef.detach())
-                ent_coef_loss = -(log_ent_coef * (log_prob + target_entropy).detach()).mean()
-                self.optimizer_step(ent_coef_optimizer, ent_coef_loss)
-                self.record("ent_coef_loss", ent_coef_loss)
-                self.record("ent_coef", cast(torch.Tensor, ent_coef))
-            else:
-                ent_coef = self.ent_coef_init
-
-            critic_loss = self.critic_loss(data, observations, next_observations, ent_coef, discounts)
-            self.optimizer_step(critic_optimizer, critic_loss)
-
-            actor_loss = (ent_coef * log_prob - self.actor_q_value(observations, actions_pi)).mean()
-            self.optimizer_step(actor_optimizer, actor_loss, inputs=actor_params)
-            self.record("critic_loss", critic_loss)
-            self.record("actor_loss", actor_loss)
-
-            if step % self.target_update_interval == 0:
-                update_target(critic, critic_target, self.tau)
+            update_targets = step % self.target_update_interval == 0
+            losses = program(optimizers, data, discounts, noise, next_noise, update_targets)
+            for name, value in losses.items():
+                self.record(name, value)
         self.n_updates += gradient_steps
 
+    def gradient_step(
+        self,
+        steps: GradientSteps,
+        data: Any,
+        discounts: Any,
+        noise: torch.Tensor | None,
+        next_noise: torch.Tensor | None,
+        update_targets: bool,
+    ) -> dict[str, torch.Tensor]:
+        """One gradient step on the minibatch ``data``: critics, actor, temperature, then the targets.
+
+        ``steps.minimize(i, loss, ...)`` is the gradient step of optimizer ``i`` (0 actor, 1 critic,
+        2 temperature), eager or inside the compiled program (``compile=True``); ``noise`` and ``next_noise``
+        are the standard normal draws of the actor's samples at ``s`` and ``s'``. Returns the values to log.
+        """
+        policy = self.policy
+        observations = policy.preprocess(data.observations)
+        next_observations = policy.preprocess(data.next_observations)
+        log_ent_coef = policy.log_ent_coef if self.learn_ent_coef else None
+        # alpha of this step, detached: only the temperature loss moves log(alpha) (softlearning issue 60).
+        ent_coef = self.ent_coef_init if log_ent_coef is None else torch.exp(log_ent_coef.detach())
+
+        critic_loss = steps.minimize(
+            1, self.critic_loss, data, observations, next_observations, ent_coef, discounts, next_noise
+        )
+        actor_loss, log_prob = steps.minimize(0, self.actor_loss, observations, ent_coef, noise, has_aux=True)
+        losses = {"critic_loss": critic_loss, "actor_loss": actor_loss}
+        if log_ent_coef is not None:
+            losses["ent_coef_loss"] = steps.minimize(2, self.temperature_loss, log_prob)
+            losses["ent_coef"] = cast(torch.Tensor, ent_coef)
+        if update_targets:
+            update_target(policy.critic, policy.critic_target, self.tau)
+        return losses
+
     def critic_loss(
-        self, data: Any, observations: Any, next_observations: Any, ent_coef: Any, discounts: Any
+        self,
+        data: Any,
+        observations: Any,
+        next_observations: Any,
+        ent_coef: Any,
+        discounts: Any,
+        next_noise: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Soft Bellman regression of every critic onto the clipped double-Q target (TQC: quantiles)."""
         actor, critic, critic_target = self.policy.actor, self.policy.critic, self.policy.critic_target
         with torch.no_grad():
-            next_actions, next_log_prob = actor.action_log_prob(next_observations)
+            next_actions, next_log_prob = actor.action_log_prob(next_observations, next_noise)
             next_q = torch.cat(critic_target(next_observations, next_actions), dim=1).amin(
                 dim=1, keepdim=True
             )
@@ -285,14 +256,31 @@ class SAC(EntropyTemperature, OffPolicyAlgorithm):
         current_q = critic(observations, data.actions)
         return 0.5 * cast(torch.Tensor, sum(F.mse_loss(q, target_q) for q in current_q))
 
+    def actor_loss(
+        self, observations: Any, ent_coef: Any, noise: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``alpha * log pi(a~|s) - Q(s, a~)`` through the reparameterised sample ``a~``, and ``log pi``
+        ``(batch, 1)`` for the temperature loss."""
+        actions_pi, log_prob = self.policy.actor.action_log_prob(observations, noise)
+        log_prob = log_prob.reshape(-1, 1)
+        return (ent_coef * log_prob - self.actor_q_value(observations, actions_pi)).mean(), log_prob
+
+    def temperature_loss(self, log_prob: torch.Tensor) -> torch.Tensor:
+        """``-log(alpha) * (log pi + target_entropy)``: alpha rises while the entropy is below its target."""
+        return -(self.policy.log_ent_coef * (log_prob + self.target_entropy).detach()).mean()
+
     def actor_q_value(self, observations: Any, actions: torch.Tensor) -> torch.Tensor:
         """``(batch, 1)`` value the actor climbs: the minimum over the critics (TQC: the mean atom)."""
         return torch.cat(self.policy.critic(observations, actions), dim=1).amin(dim=1, keepdim=True)
+
+    def update_program(self) -> UpdateProgram:
+        """``gradient_step`` run eagerly, or (``compile=True``) as one compiled program, kept across ``learn``."""
+        if self._update_program is None:
+            self._update_program = UpdateProgram(self, self.gradient_step, compiled=self.compile_update)
+        return self._update_program
 
     def collect_metrics(self) -> dict[str, float]:
         metrics = super().collect_metrics()
         if not self.learn_ent_coef and self.n_updates:
             metrics["train/ent_coef"] = self.ent_coef_init
-        if self.use_sde:
-            metrics["train/std"] = float(self.require_policy().actor.get_std().detach().mean())
         return metrics

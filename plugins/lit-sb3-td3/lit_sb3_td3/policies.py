@@ -83,7 +83,11 @@ class TD3Policy(OffPolicyPolicy):
         self.critic = ContinuousCritic(
             critic_extractor, action_dim, critic_arch, activation, n_critics, share_features_extractor
         )
-        self.critic_target = self.critic.make_target()
+        # Shared: the target critic reads the target actor's extractor, as in SB3 (so each target update
+        # moves that extractor twice toward the actor's, once with the critic and once with the actor).
+        self.critic_target = self.critic.make_target(
+            self.actor_target.features_extractor if share_features_extractor else None
+        )
 
     def train(self, mode: bool = True) -> TD3Policy:
         """Switch actor and critic; the target networks always stay in eval mode (as in SB3)."""

@@ -72,22 +72,26 @@ class QuantileCritic(ContinuousCritic):
             self.add_module(f"qf{index}", create_mlp(in_dim, n_quantiles, net_arch, activation_fn))
         self.q_networks = [getattr(self, f"qf{index}") for index in range(n_critics)]
 
-    def make_target(self) -> QuantileCritic:
-        """A frozen copy with its own features extractor, initialised to this critic's weights."""
+    def make_target(self, features_extractor: BaseFeaturesExtractor | None = None) -> QuantileCritic:
+        """A frozen copy initialised to this critic's weights, with its own copy of the features extractor
+        (or borrowing ``features_extractor``)."""
+        borrowed = features_extractor is not None
+        extractor = features_extractor if features_extractor is not None else copy.deepcopy(self.extractor)
         target = QuantileCritic(
-            copy.deepcopy(self.extractor),
+            extractor,
             self.action_dim,
             self.net_arch,
             self.activation_fn,
             self.n_critics,
             self.n_quantiles,
+            share_features_extractor=borrowed,
         )
         for mine, theirs in zip(self.q_networks, target.q_networks):
             theirs.load_state_dict(mine.state_dict())
         return freeze(target)
 
     def forward(self, obs: Any, actions: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
-        """Quantiles ``(batch, n_critics, n_quantiles)`` for preprocessed observations."""
+        """Quantiles ``(batch, n_critics, n_quantiles)`` for observations (preprocessed or raw)."""
         q_input = torch.cat([self.features(obs), actions], dim=1)
         return self.q_values(q_input).transpose(0, 1)
 

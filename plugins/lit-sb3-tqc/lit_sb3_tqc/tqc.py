@@ -29,7 +29,14 @@ from typing import Any, ClassVar
 import torch
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import ActionNoise, Schedule, TrainFreq, check_non_negative_int, quantile_huber_loss
+from lit_sb3_core.sdk import (
+    ActionNoise,
+    Schedule,
+    TrainFreq,
+    check_below,
+    check_non_negative_int,
+    quantile_huber_loss,
+)
 from lit_sb3_sac.sac import SAC
 from lit_sb3_tqc.hyperparams import TUNED
 from lit_sb3_tqc.policies import TQC_POLICY_ALIASES, TQCPolicy
@@ -83,6 +90,7 @@ class TQC(SAC):
         seed: random seed for python, numpy, torch, the environments and the buffer.
         device: accelerator for ``learn``.
         checkpoint_replay_buffer: keep the replay buffer in Lightning checkpoints.
+        compile: run each gradient step as one compiled program, as ``SAC(compile=True)``. Off by default.
     """
 
     algo_name: ClassVar[str] = "tqc"
@@ -127,6 +135,7 @@ class TQC(SAC):
         seed: int | None = None,
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
+        compile: bool = False,
     ) -> None:
         # 0 keeps every atom
         self.top_quantiles_to_drop_per_net = check_non_negative_int(
@@ -161,6 +170,7 @@ class TQC(SAC):
             seed=seed,
             device=device,
             checkpoint_replay_buffer=checkpoint_replay_buffer,
+            compile=compile,
         )
 
     def setup_model(self) -> None:
@@ -172,12 +182,13 @@ class TQC(SAC):
                 f"TQC needs a policy whose critic outputs quantiles (TQCPolicy or a subclass), got "
                 f"{type(self.policy).__name__} with a {type(critic).__name__}."
             )
-        if self.n_target_quantiles < 1:
-            raise ConfigurationError(
-                f"top_quantiles_to_drop_per_net={self.top_quantiles_to_drop_per_net} drops every atom: each "
-                f"critic network has only n_quantiles={critic.n_quantiles}. Drop fewer, or raise n_quantiles "
-                "in policy_kwargs."
-            )
+        check_below(
+            "top_quantiles_to_drop_per_net",
+            self.top_quantiles_to_drop_per_net,
+            "the critic's n_quantiles",
+            critic.n_quantiles,
+            fix="Dropping them all leaves no target atom: drop fewer, or raise n_quantiles in policy_kwargs.",
+        )
 
     @property
     def n_target_quantiles(self) -> int:
@@ -186,12 +197,18 @@ class TQC(SAC):
         return critic.n_critics * (critic.n_quantiles - self.top_quantiles_to_drop_per_net)
 
     def critic_loss(
-        self, data: Any, observations: Any, next_observations: Any, ent_coef: Any, discounts: Any
+        self,
+        data: Any,
+        observations: Any,
+        next_observations: Any,
+        ent_coef: Any,
+        discounts: Any,
+        next_noise: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Quantile regression of every critic's atoms onto the pooled, truncated target atoms."""
         actor, critic, critic_target = self.policy.actor, self.policy.critic, self.policy.critic_target
         with torch.no_grad():
-            next_actions, next_log_prob = actor.action_log_prob(next_observations)
+            next_actions, next_log_prob = actor.action_log_prob(next_observations, next_noise)
             next_quantiles = truncated_quantiles(
                 critic_target(next_observations, next_actions), self.n_target_quantiles
             )

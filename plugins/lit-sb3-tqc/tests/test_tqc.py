@@ -75,8 +75,8 @@ def test_one_update_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
 
     action_log_prob = policy.actor.action_log_prob
 
-    def spy_action_log_prob(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        actions, log_prob = action_log_prob(obs)
+    def spy_action_log_prob(obs: torch.Tensor, noise: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+        actions, log_prob = action_log_prob(obs, noise)
         seen["log_prob"].append((obs, actions.detach().clone(), log_prob.detach().clone()))
         return actions, log_prob
 
@@ -106,7 +106,8 @@ def test_one_update_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
 
     assert model.n_updates == 1 and len(seen["log_prob"]) == 2 and len(seen["target_out"]) == 1
     data = seen["data"]
-    next_log_prob = seen["log_prob"][1][2].reshape(-1, 1)
+    # The critics' step samples a' ~ pi(s') first, then the actor's step samples at s (the paper's order).
+    next_log_prob = seen["log_prob"][0][2].reshape(-1, 1)
     next_atoms = seen["target_out"][0].numpy()
     assert next_atoms.shape == (8, 3, 5)
     # 3 critics x 5 atoms pooled; the 3 x 2 largest dropped; 9 kept.
@@ -121,7 +122,7 @@ def test_one_update_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     # Actor loss: alpha * log pi - the mean of every atom of every critic, with the critic as it was after
     # its own step (the actor's step and the target update do not change it).
-    observations, actions_pi, log_prob = seen["log_prob"][0]
+    observations, actions_pi, log_prob = seen["log_prob"][1]
     with torch.no_grad():
         mean_atoms = policy.critic(observations, actions_pi).mean(dim=(1, 2))
     expected_actor_loss = (0.1 * log_prob - mean_atoms).mean()
@@ -215,7 +216,10 @@ def test_shared_features_extractor_and_polyak_target(monkeypatch: pytest.MonkeyP
         **{**SMALL, "policy_kwargs": {**kwargs, "features_extractor_class": LinearExtractor}},
     )
     policy = model.policy
-    assert not any(name.startswith("features_extractor") for name, _ in policy.critic.named_parameters())
+    # SB3's view: the borrowed extractor counts in the critic's parameters (first), not in its optimizer's.
+    names = [name for name, _ in policy.critic.named_parameters()]
+    assert names[:2] == ["features_extractor.linear.weight", "features_extractor.linear.bias"]
+    assert not any(p is q for p in policy.critic.optimizer_parameters() for q in policy.actor.parameters())
     assert policy.critic.features(torch.ones(2, 3)).requires_grad is False  # trained by the actor only
     extractor_before = policy.actor.features_extractor.linear.weight.clone()
     model.learn(60)
@@ -225,7 +229,7 @@ def test_shared_features_extractor_and_polyak_target(monkeypatch: pytest.MonkeyP
     # exactly halfway toward the updated critic and the actor's extractor.
     target = [p.clone() for p in policy.critic_target.parameters()]
     model.learn(1, reset_num_timesteps=False)
-    online = policy.critic.target_source_parameters()
+    online = list(policy.critic.parameters())
     assert len(online) == len(target) == 2 + 2 * 4  # the extractor's weight and bias, 2 networks of 2 layers
     for old, source, new in zip(target, online, policy.critic_target.parameters()):
         torch.testing.assert_close(new, 0.5 * old + 0.5 * source.detach())
@@ -249,7 +253,10 @@ def test_unsupported_spaces_and_bad_arguments_are_refused() -> None:
     for bad in (-1, 1.5, "2", True):
         with pytest.raises(ConfigurationError, match="top_quantiles_to_drop_per_net"):
             TQC(top_quantiles_to_drop_per_net=bad)
-    with pytest.raises(ConfigurationError, match="drops every atom"):
+    with pytest.raises(
+        ConfigurationError,
+        match="top_quantiles_to_drop_per_net=3 must be less than the critic's n_quantiles=3",
+    ):
         TQC(env="Pendulum-v1", top_quantiles_to_drop_per_net=3, policy_kwargs={"n_quantiles": 3})
     with pytest.raises(ConfigurationError, match="n_quantiles"):
         TQC(env="Pendulum-v1", policy_kwargs={"n_quantiles": 0})

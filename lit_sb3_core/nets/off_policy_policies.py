@@ -592,8 +592,11 @@ class SquashedGaussianActor(PolicyPart, nn.Module):
             noise = torch.randn_like(mean)
         actions = torch.tanh(mean + log_std.exp() * noise)
         # Gaussian log-density at mean + std * noise is -noise^2 / 2 - log_std - log(sqrt(2 pi)), summed;
-        # the change of variables through tanh subtracts log(1 - tanh^2).
-        log_prob = (-0.5 * noise.square() - log_std - torch.log1p(_TANH_EPS - actions.square())).sum(dim=1)
+        # the change of variables through tanh subtracts log(1 - tanh^2 + eps), written as SB3 writes it:
+        # where tanh saturates, 1 - tanh^2 is a difference of nearly equal numbers, and another spelling
+        # (log1p(eps - tanh^2)) rounds differently, by 1e-4 at |tanh| = 0.9999.
+        correction = torch.log(1.0 - actions.square() + _TANH_EPS)
+        log_prob = (-0.5 * noise.square() - log_std - correction).sum(dim=1)
         return actions, log_prob - self.action_dim * _LOG_SQRT_2PI
 
     # gSDE -----------------------------------------------------------------------------------------------

@@ -5,21 +5,27 @@
     python benchmarks/sac_compiled_step.py --rounds 5 --learn-steps 1000
     python benchmarks/sac_compiled_step.py --cache /tmp/c   # compile cost with this inductor cache
                                                             # (empty: cold; second run: warm)
+    python benchmarks/sac_compiled_step.py --variants eager compiled eager-bf16 compiled-bf16
+                                                            # also under bf16 autocast
+                                                            # (RLTrainer(precision="bf16-mixed"))
 
 SB3's defaults: 256x256 actor and twin critics, batch 256, one gradient step per environment step (SAC: a
 learned temperature; TD3: the actor and targets every second step; TQC: 2 critics of 25 quantiles).
-Both models are built and warmed up (the compiled one compiles on its first update), then measured in one
-process, alternating eager and compiled, with thread CPU time (one torch thread: other processes' load on
-a shared machine does not count). The step alone: the same minibatch and noise,
+The models are built and warmed up (a compiled one compiles on its first update), then measured in one
+process, taking turns, with thread CPU time (one torch thread: other processes' load on a shared machine
+does not count). The step alone: the same minibatch and noise,
 the eager step against the compiled program, median microseconds per call. Inside learn: CPU
 microseconds per environment step of ``learn(learn_steps)`` (collection, sampling, the update, Lightning's
 fit set-up), median over rounds. The compile cost: wall and CPU seconds of the first ``learn`` of the
 compiled model (warm-up steps and first update), the CPU of inductor's compile workers counted apart.
+``--variants``: which models take turns (``-bf16``: trained under bf16 autocast, Lightning's
+``precision="bf16-mixed"``; the step alone then runs under ``torch.autocast`` too).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import statistics
@@ -41,6 +47,33 @@ def build(algo: str, compiled: bool) -> Any:
     )
 
 
+def learn(model: Any, steps: int, precision: str) -> None:
+    """``steps`` more environment steps (``learn(reset_num_timesteps=False)``; bf16: ``RLTrainer.fit``)."""
+    if precision == "32-true":
+        model.learn(steps, reset_num_timesteps=False)
+        return
+    import lit_sb3
+
+    datamodule = model.__dict__.get("_benchmark_datamodule")
+    if datamodule is None:
+        datamodule = model._benchmark_datamodule = lit_sb3.RLEnvDataModule(train_env="Pendulum-v1", seed=0)
+    lit_sb3.RLTrainer(
+        max_steps=model.num_timesteps + steps,
+        precision=precision,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    ).fit(model, datamodule=datamodule)
+
+
+def autocast(precision: str) -> Any:
+    """The autocast a variant's update runs under (Lightning's, for the step alone)."""
+    if precision == "32-true":
+        return contextlib.nullcontext()
+    return torch.autocast("cpu", dtype=torch.bfloat16)
+
+
 def step_arguments(model: Any, data: Any) -> tuple[Any, ...]:
     """What ``gradient_step`` takes after the minibatch: the discount, the noise, the flag that updates the
     actor (TD3) or the targets (SAC, TQC) this step."""
@@ -50,21 +83,20 @@ def step_arguments(model: Any, data: Any) -> tuple[Any, ...]:
     return (data, model.gamma, noise, torch.randn_like(noise), True)
 
 
-def step_alone(eager: Any, compiled: Any, calls: int, rounds: int) -> tuple[float, float]:
-    """Median CPU us per gradient step on the same minibatch and noise, alternating."""
-    arguments = step_arguments(eager, eager.replay_buffer.sample(eager.batch_size))
-    runs = []
-    for model in (eager, compiled):
-        program, optimizers = model.update_program(), model.optimizers()
-        runs.append(lambda p=program, o=optimizers: p(o, *arguments))
-    timings: dict[str, list[float]] = {"eager": [], "compiled": []}
+def step_alone(models: dict[str, tuple[Any, str]], calls: int, rounds: int) -> dict[str, float]:
+    """Median CPU us per gradient step on the same minibatch and noise, the variants alternating."""
+    first = next(iter(models.values()))[0]
+    arguments = step_arguments(first, first.replay_buffer.sample(first.batch_size))
+    timings: dict[str, list[float]] = {name: [] for name in models}
     for _ in range(rounds):
-        for name, call in zip(("eager", "compiled"), runs, strict=True):
-            start = clock()
-            for _ in range(calls):
-                call()
-            timings[name].append((clock() - start) / calls * 1e6)
-    return statistics.median(timings["eager"]), statistics.median(timings["compiled"])
+        for name, (model, precision) in models.items():
+            program, optimizers = model.update_program(), model.optimizers()
+            with autocast(precision):
+                start = clock()
+                for _ in range(calls):
+                    program(optimizers, *arguments)
+                timings[name].append((clock() - start) / calls * 1e6)
+    return {name: statistics.median(values) for name, values in timings.items()}
 
 
 def main() -> None:
@@ -77,6 +109,13 @@ def main() -> None:
     parser.add_argument("--learn-steps", type=int, default=500)
     parser.add_argument("--cache", help="inductor's cache folder (LIT_SB3_COMPILE_CACHE) for this run")
     parser.add_argument("--compile-only", action="store_true", help="measure the compile cost only")
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        default=["eager", "compiled"],
+        choices=["eager", "compiled", "eager-bf16", "compiled-bf16"],
+        help="the models that take turns (the first is the ratios' base)",
+    )
     args = parser.parse_args()
     if args.cache:
         os.environ["LIT_SB3_COMPILE_CACHE"] = args.cache
@@ -96,26 +135,38 @@ def main() -> None:
     )
     if args.compile_only:
         return
-    eager = build(args.algo, False)
-    eager.learn(LEARNING_STARTS + 1)
-    for model in (eager, compiled):  # past the first updates: Adam's state exists, caches are warm
-        model.learn(200, reset_num_timesteps=False)
-    eager_us, compiled_us = step_alone(eager, compiled, args.calls, args.rounds)
+    models: dict[str, tuple[Any, str]] = {}
+    for name in args.variants:
+        precision = "bf16-mixed" if name.endswith("-bf16") else "32-true"
+        model = compiled if name == "compiled" else build(args.algo, name.startswith("compiled"))
+        if model is not compiled:
+            start_wall, start_cpu = time.perf_counter(), time.process_time()
+            learn(model, LEARNING_STARTS + 1, precision)
+            print(
+                f"first learn of {name}: wall {time.perf_counter() - start_wall:.1f} s, process CPU "
+                f"{time.process_time() - start_cpu:.1f} s"
+            )
+        learn(model, 200, precision)  # past the first updates: Adam's state exists, caches are warm
+        models[name] = (model, precision)
+    alone = step_alone(models, args.calls, args.rounds)
+    base = alone[args.variants[0]]
     print(
-        f"one {args.algo} gradient step alone (batch 256), CPU us: eager {eager_us:.0f}, compiled {compiled_us:.0f} "
-        f"({eager_us / compiled_us:.2f}x)"
+        f"one {args.algo} gradient step alone (batch 256), CPU us: "
+        + ", ".join(f"{name} {us:.0f} ({base / us:.2f}x)" for name, us in alone.items())
     )
-    per_step: dict[str, list[float]] = {"eager": [], "compiled": []}
+    per_step: dict[str, list[float]] = {name: [] for name in models}
     for _ in range(args.rounds):
-        for name, model in (("eager", eager), ("compiled", compiled)):
+        for name, (model, precision) in models.items():
             start = clock()
-            model.learn(args.learn_steps, reset_num_timesteps=False)
+            learn(model, args.learn_steps, precision)
             per_step[name].append((clock() - start) / args.learn_steps * 1e6)
-    e, c = statistics.median(per_step["eager"]), statistics.median(per_step["compiled"])
+    medians = {name: statistics.median(values) for name, values in per_step.items()}
+    base = medians[args.variants[0]]
     print(
-        f"inside learn({args.learn_steps}), CPU us per env step: eager {e:.0f}, compiled {c:.0f} ({e / c:.2f}x); "
-        f"rounds eager {[round(v) for v in per_step['eager']]}, compiled {[round(v) for v in per_step['compiled']]}"
+        f"inside learn({args.learn_steps}), CPU us per env step: "
+        + ", ".join(f"{name} {us:.0f} ({base / us:.2f}x)" for name, us in medians.items())
     )
+    print("rounds: " + "; ".join(f"{name} {[round(v) for v in values]}" for name, values in per_step.items()))
 
 
 if __name__ == "__main__":

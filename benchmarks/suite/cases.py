@@ -54,6 +54,8 @@ class Case:
         recurrent: evaluation carries the policy's recurrent state between steps.
         lit_trainer: extra ``RLTrainer`` arguments for the lit-sb3 run only: accelerations a user switches
             on, such as ``{"precision": "bf16-mixed"}`` (SB3 has no equivalent and runs in float32).
+        lit_hyperparams: extra constructor arguments for the lit-sb3 run only, such as ``{"compile": True}``
+            (each gradient step as one compiled program; SB3 has no equivalent).
         note: anything a reader of the table should know about this case.
         atari: ``env`` is an Atari game, preprocessed by each library the way its users do it: SB3's
             ``AtariWrapper`` + ``VecFrameStack(4)``, lit-sb3's ``RLEnvDataModule(atari=True)`` (the same
@@ -77,6 +79,7 @@ class Case:
     action_masks: bool = False
     recurrent: bool = False
     lit_trainer: dict[str, Any] = field(default_factory=dict)
+    lit_hyperparams: dict[str, Any] = field(default_factory=dict)
     note: str = ""
     atari: bool = False
     normalize_reward: bool = False
@@ -126,6 +129,10 @@ CASES: list[Case] = [
     # --- PPO on CartPole-v1 (rl-zoo3 budget 100k) ---
     Case("ppo-zoo-8env", "ppo", "stable_baselines3:PPO", "CartPole-v1", "rl-zoo3, 8 envs", 100_000, 20_000,
          _PPO_ZOO_CARTPOLE, n_envs=8),
+    Case("ppo-zoo-8env-compile", "ppo", "stable_baselines3:PPO", "CartPole-v1", "rl-zoo3, 8 envs, lit-sb3 compile=True",
+         100_000, 20_000, _PPO_ZOO_CARTPOLE, n_envs=8, lit_hyperparams={"compile": True},
+         note="lit-sb3's minibatch update as one torch.compile program; the whole run includes the compile "
+              "(its workers' CPU too), from inductor's on-disk cache when warm."),
     Case("ppo-default-8env", "ppo", "stable_baselines3:PPO", "CartPole-v1", "SB3 defaults, 8 envs", 100_000,
          20_000, n_envs=8),
     Case("ppo-default-1env", "ppo", "stable_baselines3:PPO", "CartPole-v1", "SB3 defaults, 1 env", 100_000,
@@ -213,13 +220,24 @@ CASES: list[Case] = [
     Case("td3-default-bf16", "td3", "stable_baselines3:TD3", "Pendulum-v1",
          "SB3 defaults (no noise), lit-sb3 bf16-mixed", 20_000, 1_000, lit_trainer={"precision": "bf16-mixed"}),
     Case("tqc-zoo", "tqc", "sb3_contrib:TQC", "Pendulum-v1", "rl-zoo3", 20_000, 1_000, {"learning_rate": 1e-3}),
+    # --- The same with lit-sb3's compiled update (compile=True: one torch.compile'd program per gradient step;
+    # the first update of a run compiles, from inductor's on-disk cache when it is warm) ---
+    Case("dqn-default-compiled", "dqn", "stable_baselines3:DQN", "CartPole-v1", "SB3 defaults, lit-sb3 compile=True",
+         50_000, 10_000, lit_hyperparams={"compile": True}),
+    Case("sac-default-compiled", "sac", "stable_baselines3:SAC", "Pendulum-v1", "SB3 defaults, lit-sb3 compile=True",
+         20_000, 1_000, lit_hyperparams={"compile": True}),
+    Case("sac-default-bf16-compiled", "sac", "stable_baselines3:SAC", "Pendulum-v1",
+         "SB3 defaults, lit-sb3 compile=True + bf16-mixed", 20_000, 1_000, lit_hyperparams={"compile": True},
+         lit_trainer={"precision": "bf16-mixed"}),
+    Case("tqc-zoo-compiled", "tqc", "sb3_contrib:TQC", "Pendulum-v1", "rl-zoo3, lit-sb3 compile=True", 20_000, 1_000,
+         {"learning_rate": 1e-3}, lit_hyperparams={"compile": True}),
     Case("crossq-zoo", "crossq", "sb3_contrib:CrossQ", "Pendulum-v1", "rl-zoo3", 20_000, 1_000,
          {"policy_delay": 2, "policy_kwargs": {"net_arch": [256, 256]}}),
 ]  # fmt: skip
 
 # The --quick subset: one representative per loop (on-policy with many small updates, the tightest
 # per-iteration loop, replay with few updates, replay with one update per step).
-QUICK: list[str] = ["ppo-zoo-8env", "a2c-zoo-cartpole", "dqn-default", "sac-default"]
+QUICK: list[str] = ["ppo-zoo-8env", "ppo-zoo-8env-compile", "a2c-zoo-cartpole", "dqn-default", "sac-default"]
 
 
 # --- Real workloads (issue 18): Atari and MuJoCo with rl-zoo3's tuned settings, at budgets this 2-core

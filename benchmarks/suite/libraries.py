@@ -203,7 +203,7 @@ class LitRun:
             atari=case.atari,
         )
         self.case, self.seed = case, seed
-        kwargs = copy.deepcopy(case.hyperparams)
+        kwargs = {**copy.deepcopy(case.hyperparams), **copy.deepcopy(case.lit_hyperparams)}
         self.model = algorithm(policy=case.policy, seed=seed, device="cpu", **kwargs)
         self.trainer_kwargs = dict(case.lit_trainer)
 

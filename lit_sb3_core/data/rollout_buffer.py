@@ -222,13 +222,17 @@ class RolloutBuffer:
         """
         total = self.n_steps * self.n_envs
         batch_size = total if batch_size is None else batch_size
+        if batch_size >= total:  # one minibatch of every sample: its order changes nothing
+            if generator is not None:  # the shuffle is drawn all the same, as SB3 draws it
+                torch.randperm(total, generator=generator, device="cpu")
+            else:
+                np.random.permutation(total)
+            yield self.full_batch()
+            return
         if generator is not None:
             order = torch.randperm(total, generator=generator, device="cpu")
         else:
             order = sb3_shuffle(self.n_steps, self.n_envs)
-        if batch_size >= total:  # one minibatch of every sample: its order changes nothing
-            yield self.full_batch()
-            return
         order = order.to(self.device)
         shuffled = RolloutBatch(
             _flat_index(self.observations, order),

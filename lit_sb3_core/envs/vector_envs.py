@@ -30,7 +30,9 @@ from collections.abc import Iterator
 from types import FrameType, TracebackType
 from typing import Any
 
-from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv, VectorEnv, VectorWrapper
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorEnv, VectorWrapper
 from gymnasium.vector.async_vector_env import AsyncState
 
 from lit_sb3_core.envs.guards import env_name, observation_problem
@@ -346,6 +348,11 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
         raise _StepDeadline
 
 
+# Spaces whose batches gymnasium iterates with ``iter`` and stacks with ``np.stack`` (its ``iterate`` and
+# ``concatenate`` for these types): LitSyncVectorEnv steps them without the dispatch (``_same_step``).
+_ARRAY_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+
+
 class LitSyncVectorEnv(SyncVectorEnv):
     """``SyncVectorEnv`` that names the env at fault, with an optional watchdog on every step and reset.
 
@@ -364,6 +371,11 @@ class LitSyncVectorEnv(SyncVectorEnv):
         self.role = role
         self.vector_steps = 0
         self._watchdog = _Watchdog(self.step_timeout) if self.step_timeout is not None else None
+        self._array_step = (
+            self.autoreset_mode == AutoresetMode.SAME_STEP
+            and type(self.single_observation_space) in _ARRAY_SPACES
+            and type(self.action_space) in _ARRAY_SPACES
+        )
 
     def set_step_timeout(self, step_timeout: float | None, role: str = "") -> None:
         """Use ``step_timeout`` from now on (an env built elsewhere, handed to ``RLEnvDataModule``)."""
@@ -377,16 +389,41 @@ class LitSyncVectorEnv(SyncVectorEnv):
         self.vector_steps += 1
         watchdog = self._watchdog
         try:
+            step = self._same_step if self._array_step else super().step
             if watchdog is None or not watchdog.arm():
-                return super().step(actions)
+                return step(actions)
             try:
-                return super().step(actions)
+                return step(actions)
             finally:
                 watchdog.deadline = None
         except _StepDeadline as deadline:
             raise self._timeout("step", deadline) from None
         except Exception as exc:
             raise self._explained(exc, "step") from None
+
+    def _same_step(self, actions: Any) -> Any:
+        """``SyncVectorEnv.step`` for SAME_STEP autoreset and array spaces, with the same results and infos.
+
+        gymnasium's step dispatches on the spaces twice (``iterate``, ``concatenate``), checks the autoreset
+        mode per env, merges an empty info dict per env and deep-copies the observations: ~6 us of the ~26 us
+        vector step of a one-env CartPole, whose own step is ~7 us. Here the arrays are iterated and stacked
+        directly (tests/envs/test_sync_vector_step.py compares the two step by step).
+        """
+        infos: dict[str, Any] = {}
+        env_obs: list[Any] = self._env_obs
+        rewards = self._rewards
+        terminations, truncations = self._terminations, self._truncations
+        for i, (action, env) in enumerate(zip(actions, self.envs, strict=True)):
+            env_obs[i], rewards[i], terminations[i], truncations[i], env_info = env.step(action)
+            if terminations[i] or truncations[i]:
+                infos = self._add_info(infos, {"final_obs": env_obs[i], "final_info": env_info}, i)
+                env_obs[i], env_info = env.reset()
+            if env_info:
+                infos = self._add_info(infos, env_info, i)
+        self._observations = np.stack(env_obs, axis=0, out=self._observations)
+        self._autoreset_envs = np.logical_or(terminations, truncations)
+        observations = self._observations.copy() if self.copy else self._observations
+        return observations, rewards.copy(), terminations.copy(), truncations.copy(), infos
 
     def reset(self, *, seed: Any = None, options: Any = None) -> Any:
         try:

@@ -222,6 +222,9 @@ def obs_to_tensor(obs: Any, device: torch.device) -> Any:
     """Numpy observation (or dict of them) to tensors on ``device`` without a copy where possible."""
     if isinstance(obs, dict):
         return {key: torch.as_tensor(value, device=device) for key, value in obs.items()}
+    cpu = isinstance(device, torch.device) and device.type == "cpu"
+    if cpu and type(obs) is np.ndarray and obs.flags.writeable and obs.dtype.isnative:
+        return torch.from_numpy(obs)  # what as_tensor returns here, without parsing the device (~3 us a step)
     return torch.as_tensor(obs, device=device)
 
 
@@ -230,6 +233,8 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray:
     numpy cannot hold) become float32."""
     if tensor.dtype in (torch.bfloat16, torch.float16):
         tensor = tensor.float()
+    if tensor.is_cpu and not tensor.requires_grad:
+        return tensor.numpy()  # what detach().cpu() would hand numpy, two operators fewer
     return tensor.detach().cpu().numpy()
 
 

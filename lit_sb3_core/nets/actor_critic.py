@@ -405,9 +405,8 @@ class ActorCriticPolicy(PolicyAPI, nn.Module):
         with ``squash_output`` they are in [-1, 1] (``unscale_action`` maps them to the bounds).
         """
         latent_pi, latent_vf = self.latents(obs)
-        dist = self.distribution(latent_pi)
-        actions = dist.get_actions(deterministic)
-        return actions, self._call(self.value_net, latent_vf).squeeze(-1), dist.log_prob(actions)
+        actions, log_prob = self.distribution(latent_pi).actions_and_log_prob(deterministic)
+        return actions, self._call(self.value_net, latent_vf).squeeze(-1), log_prob
 
     def evaluate_actions(
         self, obs: Any, actions: torch.Tensor

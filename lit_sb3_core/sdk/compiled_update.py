@@ -32,7 +32,7 @@ from torch import nn
 from lit_sb3_core.engine.lightning_internals import count_optimizer_step, has_step_counters
 from lit_sb3_core.errors import ConfigurationError
 
-__all__ = ["CompiledStep", "compile_cache_dir", "use_compile_cache"]
+__all__ = ["CompiledStep", "compile_cache_dir", "compile_program", "use_compile_cache"]
 
 Forward = Callable[..., torch.Tensor]
 # loss(forward, *batch) -> scalar loss (with has_aux: (loss, aux dict)); ``forward(x)`` evaluates the trained
@@ -65,6 +65,20 @@ def use_compile_cache() -> Path:
 
     inductor_config.fx_graph_cache = True
     return folder
+
+
+# Inductor's settings for the update programs. ``size_asserts``: the generated wrapper checks every input's
+# sizes and strides (one Python call each, ~1 us: ~35 per DQN step, ~100 per SAC step) that dynamo's guards
+# have checked already (``dynamic=False``: shapes and strides are guarded); off, a compiled DQN step is
+# ~15 % faster.
+PROGRAM_OPTIONS: dict[str, Any] = {"size_asserts": False}
+
+
+def compile_program(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` compiled as one update program: the whole graph (``fullgraph``), static shapes,
+    ``PROGRAM_OPTIONS``, inductor's caches on disk (``use_compile_cache``)."""
+    use_compile_cache()
+    return torch.compile(function, fullgraph=True, dynamic=False, options=PROGRAM_OPTIONS)
 
 
 AdamSettings = tuple[float, float, float, float, bool]  # beta1, beta2, eps, weight_decay, decoupled (AdamW)
@@ -229,8 +243,7 @@ class CompiledStep:
                 return loss.detach(), {key: item.detach() for key, item in aux.items()}
             return loss.detach()
 
-        use_compile_cache()
-        return torch.compile(step, fullgraph=True, dynamic=False)
+        return compile_program(step)
 
     def __call__(self, optimizer: Any, *batch: Any) -> Any:
         wrapped = getattr(optimizer, "optimizer", None)

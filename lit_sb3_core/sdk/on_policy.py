@@ -363,9 +363,10 @@ class OnPolicyAlgorithm(RLAlgorithm):
                 rewards = self.normalizers.rewards(np.asarray(env_rewards, dtype=np.float32), dones)
                 if "final_info" in infos:  # an episode ended (gymnasium adds the key only then)
                     self._record_episode_ends(infos)
-                truncated_only = np.logical_and(truncated, np.logical_not(terminated))
-                if truncated_only.any():
-                    rewards = rewards + self.gamma * self._final_values(infos, truncated_only)
+                if truncated.any():  # bootstrap episodes cut by a time limit, not those that ended
+                    truncated_only = np.logical_and(truncated, np.logical_not(terminated))
+                    if truncated_only.any():
+                        rewards = rewards + self.gamma * self._final_values(infos, truncated_only)
                 buffer.add(obs_tensor, actions, rewards, self.last_episode_starts, values, log_probs)
                 self.last_obs = new_obs
                 self.last_episode_starts = dones

@@ -42,7 +42,7 @@ from lit_sb3_core.sdk.compiled_update import (
     adam_update,
     check_adam,
     clip_by_global_norm,
-    use_compile_cache,
+    compile_program,
 )
 
 __all__ = ["GradientSteps", "UpdateProgram"]
@@ -74,9 +74,11 @@ class UpdateProgram:
         algorithm: the ``RLAlgorithm`` whose ``policy`` holds every network the update reads or writes.
         update: ``update(steps, *batch)``, written with ``steps.minimize``; what it returns comes back.
         compiled: run it as one compiled program. Its optimizers must be Adam/AdamW (one parameter group)
-            over the policy's parameters; one process, no autocast. The first call compiles (seconds
+            over the policy's parameters; one process; bf16 autocast (``precision="bf16-mixed"``) is
+            compiled into the program, other autocast dtypes are refused. The first call compiles (seconds
             with a warm on-disk cache, minutes cold); each distinct value of a Python argument of
-            ``batch`` (a flag such as "update the targets now") is a program of its own.
+            ``batch`` (a flag such as "update the targets now") is a program of its own, as is a change
+            of autocast.
 
     ``program(optimizers, *batch)``: ``optimizers`` as the algorithm's ``self.optimizers()`` returns them
     (Lightning's wrappers or plain torch optimizers), indexed by ``minimize``'s ``index``.
@@ -91,7 +93,9 @@ class UpdateProgram:
         self._tensors: list[torch.Tensor] = []
         self._positions_by_optimizers: dict[tuple[int, ...], tuple[tuple[int, ...], ...]] = {}
         self._lrs: list[torch.Tensor] = []
+        self._programs: dict[torch.dtype | None, Callable[..., Any]] = {}  # by the autocast dtype (None: off)
         self._program: Callable[..., Any] | None = None
+        self._device_type = "cpu"
 
     def __call__(self, optimizers: Sequence[Any], *batch: Any) -> Any:
         if not self.compiled:
@@ -111,9 +115,11 @@ class UpdateProgram:
             lr.fill_(float(optimizer.param_groups[0]["lr"]))
         settings = tuple(adam_settings(optimizer) for optimizer in raw)
         assert self._program is not None
-        result, stepped = self._program(
-            self._tensors, layout, states, self._lrs[: len(raw)], settings, *batch
-        )
+        # The program sets autocast itself (compiled in): the caller's (Lightning's) is switched off around it.
+        with torch.autocast(self._device_type, enabled=False):
+            result, stepped = self._program(
+                self._tensors, layout, states, self._lrs[: len(raw)], settings, *batch
+            )
         for index in stepped:  # Lightning's counters (trainer.global_step) count each optimizer stepped
             if has_step_counters(optimizers[index]) and optimizers[index] is not raw[index]:
                 count_optimizer_step(optimizers[index], lambda: None)
@@ -130,20 +136,21 @@ class UpdateProgram:
             )
         policy = algorithm.require_policy()
         device = next(policy.parameters()).device
-        if torch.is_autocast_enabled(device.type):
-            raise ConfigurationError(
-                f"{type(algorithm).__name__}(compile=True) does not compile under autocast (bf16 mixed "
-                "precision): train with full precision, or with compile=False."
-            )
+        autocast = _autocast_dtype(algorithm, device)
         for optimizer in optimizers:
             check_adam(optimizer)
-        if policy is not self._policy:  # a new policy (set_parameters, load): its own tensors and program
+        if policy is not self._policy:  # a new policy (set_parameters, load): its own tensors and programs
             self._policy = policy
             named = [*policy.named_parameters(), *policy.named_buffers()]
             self._names = [name for name, _ in named]
             self._tensors = [tensor for _, tensor in named]
             self._positions_by_optimizers = {}
-            self._program = self._compile(policy)
+            self._programs = {}
+        self._device_type = device.type
+        program = self._programs.get(autocast)
+        if program is None:
+            program = self._programs[autocast] = self._compile(policy, device.type, autocast)
+        self._program = program
 
     def _trained_positions(self, optimizers: list[torch.optim.Optimizer]) -> tuple[tuple[int, ...], ...]:
         """For each optimizer, the positions of its parameters among the policy's tensors."""
@@ -165,9 +172,15 @@ class UpdateProgram:
             layout = self._positions_by_optimizers[key] = tuple(rows)
         return layout
 
-    def _compile(self, policy: nn.Module) -> Callable[..., Any]:
+    def _compile(
+        self, policy: nn.Module, device_type: str, autocast: torch.dtype | None
+    ) -> Callable[..., Any]:
         """The update as a pure function of the policy's tensors and the optimizers' states, compiled. It
-        closes over the policy and the update only, so no guard depends on which optimizer objects come."""
+        closes over the policy and the update only, so no guard depends on which optimizer objects come.
+
+        ``autocast``: the update's forward passes run under ``torch.autocast(device_type, autocast)``
+        inside the program (the matrix products in bf16); weights, gradients and Adam stay float32.
+        """
         holder, names, update = _Holder(policy), [f"policy.{name}" for name in self._names], self.update
 
         def program(
@@ -182,11 +195,11 @@ class UpdateProgram:
             steps = _TracedSteps(
                 holder, weights, [[names[i] for i in row] for row in layout], states, lrs, settings
             )
-            result = torch.func.functional_call(holder, weights, (update, steps, *batch))
+            with torch.autocast(device_type, dtype=autocast, enabled=autocast is not None):
+                result = torch.func.functional_call(holder, weights, (update, steps, *batch))
             return result, tuple(steps.stepped)
 
-        use_compile_cache()
-        return torch.compile(program, fullgraph=True, dynamic=False)
+        return compile_program(program)
 
 
 class _Holder(nn.Module):
@@ -275,6 +288,21 @@ class _TracedSteps:
         if has_aux:
             return value[0].detach(), value[1]
         return value.detach()
+
+
+def _autocast_dtype(algorithm: Any, device: torch.device) -> torch.dtype | None:
+    """The autocast dtype the update runs under (Lightning's ``precision="bf16-mixed"``), None without
+    autocast. bf16 is compiled in; float16 is refused: it needs a gradient scaler, which the program has not."""
+    if not torch.is_autocast_enabled(device.type):
+        return None
+    dtype = torch.get_autocast_dtype(device.type)
+    if dtype != torch.bfloat16:
+        raise ConfigurationError(
+            f"{type(algorithm).__name__}(compile=True) compiles bf16 autocast (precision='bf16-mixed'), not "
+            f"{dtype} autocast, whose gradients need a loss scaler: train with precision='bf16-mixed' or "
+            "'32-true', or with compile=False."
+        )
+    return dtype
 
 
 def _unwrap(optimizer: Any) -> torch.optim.Optimizer:

@@ -271,3 +271,22 @@ def test_compare_ratios_pair_each_round_and_skip_failed_runs(suite: ModuleType) 
     case = next(c for c in suite.cases.CASES if c.name == "ppo-zoo-8env")
     case = type(case)(**{**case.as_dict(), "name": "c"})
     assert "| c | 3.00 | 2.50 | 1.375 (0.750–2.000) | - | 2 |" in compare.table([case], runs)
+
+
+def test_lit_only_hyperparameters_reach_lit_sb3_and_not_sb3(suite: ModuleType) -> None:
+    """The compile variant of a case builds lit-sb3's model with ``compile=True`` and SB3's with the case's
+    shared settings only (SB3 has no such argument); the worker counts child processes' CPU."""
+    _needs("ppo")
+    from suite.cases import QUICK, by_name
+    from suite.libraries import LitRun, Sb3Run
+    from suite.worker import children_cpu_s
+
+    case = by_name("ppo-zoo-8env-compile")
+    assert case.name in QUICK and case.lit_hyperparams == {"compile": True}
+    assert case.hyperparams == by_name("ppo-zoo-8env").hyperparams
+    assert LitRun(case, seed=0).model.compile_update is True
+    assert LitRun(by_name("ppo-zoo-8env"), seed=0).model.compile_update is False
+    assert Sb3Run(case, seed=0).model.n_epochs == 20  # built without the lit-sb3-only argument
+    before = children_cpu_s()
+    subprocess.run([sys.executable, "-c", "sum(range(10**6))"], check=True)
+    assert children_cpu_s() >= before

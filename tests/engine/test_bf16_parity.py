@@ -75,23 +75,46 @@ def test_cnn_policy_learns_the_same_under_bf16_autocast(monkeypatch: pytest.Monk
     assert scores["32-true"] >= 0.95 and scores["bf16-mixed"] >= 0.95, scores  # chance is 0.5
 
 
+def _sac_score(precision: str, compile: bool = False) -> float:
+    """SAC (64x64) on Pendulum for 4,000 steps at ``precision``; the mean return of 10 episodes."""
+    model = make_algo(
+        "sac",
+        learning_rate=1e-3,
+        batch_size=128,
+        policy_kwargs={"net_arch": [64, 64]},
+        seed=0,
+        compile=compile,
+    )
+    _fit(model, RLEnvDataModule(train_env="Pendulum-v1", seed=0), 4_000, precision)
+    if not compile:
+        assert model._plain_steps, "bf16 autocast needs no gradient scaler: the fast update path runs"
+    env = gym.vector.SyncVectorEnv(
+        [lambda: gym.make("Pendulum-v1")], autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
+    )
+    env.reset(seed=0)
+    score, _ = evaluate_policy(model, env, n_eval_episodes=10)
+    env.close()
+    return float(score)
+
+
 @pytest.mark.slow  # two 4,000-step SAC runs: ~1 min of CPU (tests/test_precision.py keeps the bf16 one)
 def test_mlp_policy_learns_the_same_under_bf16_autocast() -> None:
     # Measured with these seeds: at 3,000 steps the bf16 run had not started to learn yet (-1167 against
     # fp32's -447); at 4,000 both end at -171/-172. Where learning starts moves a little, the result not.
-    scores = {}
-    for precision in ("32-true", "bf16-mixed"):
-        model = make_algo(
-            "sac", learning_rate=1e-3, batch_size=128, policy_kwargs={"net_arch": [64, 64]}, seed=0
-        )
-        _fit(model, RLEnvDataModule(train_env="Pendulum-v1", seed=0), 4_000, precision)
-        assert model._plain_steps, "bf16 autocast needs no gradient scaler: the fast update path runs"
-        env = gym.vector.SyncVectorEnv(
-            [lambda: gym.make("Pendulum-v1")], autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
-        )
-        env.reset(seed=0)
-        scores[precision], _ = evaluate_policy(model, env, n_eval_episodes=10)
-        env.close()
+    scores = {precision: _sac_score(precision) for precision in ("32-true", "bf16-mixed")}
     # A random policy scores about -1200, a solved Pendulum about -150.
     assert scores["32-true"] > -700 and scores["bf16-mixed"] > -700, scores
     assert abs(scores["bf16-mixed"] - scores["32-true"]) < 250, scores
+
+
+@pytest.mark.slow  # two 4,000-step SAC runs and a compile: ~2 min of CPU cold, less with inductor's cache
+def test_a_compiled_update_learns_the_same_under_bf16_autocast(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """``compile=True`` with ``precision="bf16-mixed"``: autocast compiled into SAC's update program
+    (lit_sb3_core.sdk.UpdateProgram) learns Pendulum as the eager float32 run does."""
+    monkeypatch.setenv("LIT_SB3_COMPILE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    scores = {"32-true": _sac_score("32-true"), "bf16-mixed compiled": _sac_score("bf16-mixed", compile=True)}
+    assert scores["32-true"] > -700 and scores["bf16-mixed compiled"] > -700, scores
+    assert abs(scores["bf16-mixed compiled"] - scores["32-true"]) < 250, scores

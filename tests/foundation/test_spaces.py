@@ -17,9 +17,11 @@ from lit_sb3_core.foundation.spaces import (
     flat_feature_dim,
     is_image_space,
     is_image_space_channels_first,
+    obs_to_tensor,
     preprocess_obs,
     space_from_json,
     space_to_json,
+    to_numpy,
 )
 
 torch.set_num_threads(1)
@@ -143,3 +145,37 @@ def test_action_rescaling_is_one_rule_for_numpy_and_torch() -> None:
     as_tensor = unscale_action(torch.as_tensor(scaled), torch.as_tensor(low), torch.as_tensor(high))
     assert isinstance(as_tensor, torch.Tensor)
     np.testing.assert_allclose(as_tensor.numpy(), actions)
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.zeros((8, 4), np.float32),
+        np.arange(6.0).reshape(2, 3),
+        np.arange(6).reshape(2, 3)[:, ::2],
+        np.zeros((2, 2), np.uint8),
+        np.zeros(3, bool),
+        np.zeros(3, np.float32).view(np.ndarray)[::-1],
+    ],
+)
+def test_obs_to_tensor_is_as_tensor(array: np.ndarray) -> None:
+    """On the CPU an observation array becomes a tensor sharing its memory, as ``torch.as_tensor`` makes it
+    (the loops write rollouts from it), whichever dtype, layout or device spelling."""
+    if array.strides and min(array.strides) < 0:
+        with pytest.raises(ValueError):  # as torch.as_tensor: negative strides are not supported
+            obs_to_tensor(array, torch.device("cpu"))
+        return
+    for device in (torch.device("cpu"), "cpu"):
+        tensor = obs_to_tensor(array, device)  # type: ignore[arg-type]
+        expected = torch.as_tensor(array)
+        assert tensor.dtype == expected.dtype and torch.equal(tensor, expected)
+        assert tensor.data_ptr() == array.__array_interface__["data"][0]
+
+
+def test_to_numpy_of_tensors_with_and_without_gradients() -> None:
+    plain = torch.arange(3.0)
+    assert to_numpy(plain).tolist() == [0.0, 1.0, 2.0]
+    assert to_numpy(plain).__array_interface__["data"][0] == plain.data_ptr()  # no copy
+    weights = torch.ones(2, requires_grad=True)
+    assert to_numpy(weights * 2).tolist() == [2.0, 2.0]
+    assert to_numpy(torch.ones(2, dtype=torch.bfloat16)).dtype == np.float32

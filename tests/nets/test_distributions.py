@@ -165,3 +165,39 @@ def test_make_distribution_picks_by_space() -> None:
     assert make_distribution(spaces.MultiBinary(2)) is BernoulliDistribution
     with pytest.raises(NotImplementedError, match="Tuple"):
         make_distribution(spaces.Tuple((box,)))
+
+
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_categorical_actions_and_log_prob_are_get_actions_and_log_prob(deterministic: bool) -> None:
+    """The rollout's one-pass draw gives exactly the actions and log-probabilities of the two calls it
+    replaces, from the same generator state, and leaves the generator where they leave it."""
+    logits = torch.randn(BATCH, 5)
+    dist = CategoricalDistribution(logits)
+    state = torch.get_rng_state()
+    actions, log_prob = dist.actions_and_log_prob(deterministic)
+    after_one_pass = torch.get_rng_state()
+    torch.set_rng_state(state)
+    expected = dist.get_actions(deterministic)
+    assert torch.equal(actions, expected) and actions.shape == (BATCH,)
+    assert torch.equal(log_prob, dist.log_prob(expected))
+    assert torch.equal(after_one_pass, torch.get_rng_state())
+
+
+def test_actions_and_log_prob_follow_a_subclass_that_draws_differently() -> None:
+    """A distribution that overrides how actions are drawn or scored gets the general path (its own
+    ``sample`` and ``log_prob``), as does every other distribution."""
+
+    class AlwaysFirst(CategoricalDistribution):
+        def sample(self) -> torch.Tensor:
+            return torch.zeros(self.log_probs.shape[0], dtype=torch.long)
+
+    dist = AlwaysFirst(torch.randn(BATCH, 3))
+    actions, log_prob = dist.actions_and_log_prob()
+    assert torch.equal(actions, torch.zeros(BATCH, dtype=torch.long))
+    assert torch.equal(log_prob, dist.log_probs[:, 0])
+    gaussian = DiagGaussianDistribution(torch.randn(BATCH, 2), torch.zeros(2))
+    state = torch.get_rng_state()
+    actions, log_prob = gaussian.actions_and_log_prob()
+    torch.set_rng_state(state)
+    assert torch.equal(actions, gaussian.sample())
+    assert torch.equal(log_prob, gaussian.log_prob(actions))

@@ -18,6 +18,7 @@ import safetensors.torch
 import torch
 
 from lit_sb3 import SAC
+from lit_sb3_core import RLEnvDataModule, RLTrainer
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import UpdateProgram
 
@@ -53,12 +54,13 @@ def test_what_it_cannot_compile_is_refused_with_the_fix(optimizer, message) -> N
         _program(policy)([optimizer(policy.parameters())], torch.zeros(4, 3))
 
 
-def test_ddp_and_autocast_are_refused_with_the_fix() -> None:
+def test_ddp_and_float16_autocast_are_refused_with_the_fix() -> None:
     policy = _policy()
     optimizer = torch.optim.Adam(policy.parameters())
     with pytest.raises(ConfigurationError, match="compile=False under DDP"):
         _program(policy, world_size=2)([optimizer], torch.zeros(4, 3))
-    with torch.autocast("cpu", dtype=torch.bfloat16), pytest.raises(ConfigurationError, match="autocast"):
+    # float16 gradients need a loss scaler, which the program has not; bf16 is compiled in (below).
+    with torch.autocast("cpu", dtype=torch.float16), pytest.raises(ConfigurationError, match="bf16-mixed"):
         _program(policy)([optimizer], torch.zeros(4, 3))
 
 
@@ -174,3 +176,58 @@ def test_a_compiled_sacs_model_file_is_the_eager_ones_and_resumes_eagerly(
     assert resumed.n_updates == 110
     for optimizer in resumed.optimizers():
         assert all(float(state["step"]) == 110 for state in optimizer.optimizer.state.values())
+
+
+def _fit_bf16(model: SAC, steps: int) -> None:
+    RLTrainer(
+        max_steps=steps,
+        precision="bf16-mixed",
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    ).fit(model, datamodule=RLEnvDataModule(train_env="Pendulum-v1", seed=0))
+
+
+@pytest.mark.slow
+def test_a_compiled_sac_under_bf16_autocast_learns_what_the_eager_one_learns(
+    monkeypatch, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """``precision="bf16-mixed"`` with ``compile=True``: autocast is compiled into the program (the products
+    in bf16, weights, gradients and Adam in float32). Same seed, 30 gradient steps inside Lightning's loop:
+    the weights, losses and Adam's step counts of the eager bf16 run within bf16 rounding, and far from the
+    float32 program's (the products really ran in bf16).
+    """
+    _compile_cache(monkeypatch, tmp_path / "cache")
+    runs = {}
+    for name, compile, bf16 in (("eager", False, True), ("compiled", True, True), ("fp32", True, False)):
+        model = _sac(compile)
+        if bf16:
+            _fit_bf16(model, 130)
+        else:
+            model.learn(130)
+        assert all(p.dtype == torch.float32 for p in model.policy.parameters()), "fp32 weights under autocast"
+        runs[name] = model
+    eager, compiled, fp32 = runs["eager"], runs["compiled"], runs["fp32"]
+    assert compiled.n_updates == eager.n_updates == 30
+    assert compiled.trainer.global_step == eager.trainer.global_step == 3 * 30
+    to_bf16 = to_fp32 = 0.0
+    for name, theirs in eager.policy.state_dict().items():
+        ours = compiled.policy.state_dict()[name]
+        # Adam moves each weight by about the learning rate per step: a gradient of a few bf16 ulps whose
+        # sign flips moves it the other way, so weights agree to a few steps' size (lr 1e-3).
+        torch.testing.assert_close(ours, theirs, rtol=0, atol=2e-3, msg=name)
+        to_bf16 = max(to_bf16, float((ours - theirs).abs().max()))
+        to_fp32 = max(to_fp32, float((ours - fp32.policy.state_dict()[name]).abs().max()))
+    assert to_bf16 < to_fp32, (to_bf16, to_fp32)
+    for optimizer in compiled.optimizers():
+        assert all(float(state["step"]) == 30 for state in optimizer.optimizer.state.values())
+    for key, value in eager.last_metrics.items():
+        if key.startswith("train/") and key != "train/learning_rate":
+            assert compiled.last_metrics[key] == pytest.approx(value, rel=1e-2, abs=1e-3), key
+    differs = [
+        key
+        for key, value in eager.last_metrics.items()
+        if key.endswith("_loss") and fp32.last_metrics[key] != pytest.approx(value, rel=1e-5)
+    ]
+    assert differs, "bf16 and float32 programs gave the same losses: autocast did not reach the program"

@@ -52,14 +52,15 @@ class RMSpropTFLike(Optimizer):
         momentum: float = 0.0,
         centered: bool = False,
     ) -> None:
-        for name, value in (
-            ("lr", lr),
-            ("alpha", alpha),
-            ("eps", eps),
-            ("weight_decay", weight_decay),
-            ("momentum", momentum),
+        for what, name, value in (
+            ("learning rate", "lr", lr),
+            ("alpha", "alpha", alpha),
+            ("epsilon", "eps", eps),
+            ("weight_decay", "weight_decay", weight_decay),
+            ("momentum", "momentum", momentum),
         ):
-            check_number(f"RMSpropTFLike({name}=...)", value, minimum=0)
+            # "Invalid <what>" is how torch's optimizers (and SB3's RMSpropTFLike) word it: code matches on it
+            check_number(f"RMSpropTFLike({name}=...)", value, minimum=0, hint=f"Invalid {what}.")
         defaults = {
             "lr": lr,
             "alpha": alpha,

@@ -243,9 +243,14 @@ class PPO(OnPolicyAlgorithm):
                 "value_loss": value_loss.detach(),
                 "entropy_loss": entropy_loss.detach(),
                 "clip_fraction": torch.mean((torch.abs(ratio - 1) > clip_range).float()),
-                "approx_kl": torch.mean((ratio - 1) - log_ratio),
             }
+            if self._kl_wanted:
+                stats["approx_kl"] = torch.mean((ratio - 1) - log_ratio)
         return loss, stats
+
+    # Whether ``minibatch_loss`` computes the approximate KL: always, but for the eager update without
+    # ``target_kl``, which logs the last epoch's KL only (three operators per minibatch saved in the others).
+    _kl_wanted: bool = True
 
     def compiled_step(self) -> CompiledStep:
         """The compiled minibatch update (built once, compiled on its first call, kept across ``learn``)."""
@@ -297,8 +302,9 @@ class PPO(OnPolicyAlgorithm):
                 None if clip_range_vf is None else torch.tensor(clip_range_vf, device=self.device),
             )
         continue_training = True
-        for _ in range(self.n_epochs):
+        for epoch in range(self.n_epochs):
             approx_kls = []  # SB3 logs the last epoch's KL; the other means cover every epoch
+            self._kl_wanted = compiled is not None or self.target_kl is not None or epoch == self.n_epochs - 1
             for batch in self.epoch_minibatches():
                 if compiled is not None:
                     loss, stats = compiled(optimizer, batch, *ranges)
@@ -307,24 +313,26 @@ class PPO(OnPolicyAlgorithm):
                     loss, stats = self.minibatch_loss(
                         batch, values, log_prob, entropy, clip_range, clip_range_vf
                     )
-                approx_kl = stats["approx_kl"]
                 pg_losses.append(stats["policy_loss"])
                 value_losses.append(stats["value_loss"])
                 entropy_losses.append(stats["entropy_loss"])
                 clip_fractions.append(stats["clip_fraction"])
-                approx_kls.append(approx_kl)
+                approx_kl = stats.get("approx_kl")
+                if approx_kl is not None:
+                    approx_kls.append(approx_kl)
 
                 # Under DDP the ranks must agree to stop, or their gradient all-reduces would not match.
                 # The compiled step already skipped the update of this minibatch (its gate).
                 if self.target_kl is not None and (
                     not bool(stats["apply"])
                     if compiled is not None
-                    else self.ranks.all_reduce(approx_kl).item() > 1.5 * self.target_kl
+                    else self.ranks.all_reduce(stats["approx_kl"]).item() > 1.5 * self.target_kl
                 ):
                     continue_training = False
                     if self.verbose >= 1:
                         print(
-                            f"Early stopping at step {self.n_updates} due to reaching max kl: {approx_kl:.2f}"
+                            f"Early stopping at step {self.n_updates} due to reaching max kl: "
+                            f"{stats['approx_kl']:.2f}"
                         )
                     break
                 if compiled is None:

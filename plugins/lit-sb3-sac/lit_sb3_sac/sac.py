@@ -95,7 +95,8 @@ class SAC(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
             steps, the target update) as one program compiled with ``torch.compile``
             (``lit_sb3_core.sdk.UpdateProgram``): same learning, within float rounding. The first update of
             a run compiles (seconds with a warm on-disk cache, minutes cold). Adam/AdamW optimizers, one
-            process, no gSDE. Off by default.
+            process, no gSDE; under bf16 autocast (``RLTrainer(precision="bf16-mixed")``) the program
+            computes its products in bf16. Off by default.
     """
 
     algo_name: ClassVar[str] = "sac"

@@ -369,15 +369,34 @@ class ReplayBuffer:
         """A minibatch of ``batch_size`` transitions drawn uniformly, with replacement.
 
         ``env``: a ``VecNormalize`` (SB3's argument) whose current statistics normalize the sampled
-        observations and rewards, for buffers that store the original, unnormalized values.
+        observations and rewards. Off-policy algorithms store the original, unnormalized values and pass their
+        training env's ``VecNormalize`` here, so old transitions are normalized with today's statistics.
         """
         rows = self._sample_rows(batch_size)
         envs = self.rng.integers(0, self.n_envs, size=batch_size) if self.n_envs > 1 else None
-        return self.normalize_samples(self._get_samples(rows, envs), env)
+        return self._get_samples(rows, envs, env)
 
-    def normalize_samples(self, samples: ReplaySamples, env: Any = None) -> ReplaySamples:
-        """``samples`` normalized by the ``VecNormalize`` ``env`` (unchanged when ``env`` is None)."""
-        return samples if env is None else _normalized(samples, env)
+    @staticmethod
+    def normalize_observations(obs: Any, env: Any = None) -> Any:
+        """``obs`` (an array, or a dict of arrays) normalized by the ``VecNormalize`` ``env``'s current
+        statistics; unchanged without one. Buffers hold original values and normalize what they sample."""
+        return obs if env is None else env.normalize_obs(obs)
+
+    @staticmethod
+    def normalize_rewards(reward: np.ndarray, env: Any = None) -> np.ndarray:
+        """``reward`` scaled by the ``VecNormalize`` ``env`` (float32); unchanged without one."""
+        return reward if env is None else np.asarray(env.normalize_reward(reward), dtype=np.float32)
+
+    # SB3's names, for buffers of the user's written against SB3's
+    _normalize_obs = normalize_observations
+    _normalize_reward = normalize_rewards
+
+    def _normalized_obs_arrays(self, arrays: dict[str, np.ndarray], env: Any) -> dict[str, np.ndarray]:
+        """The keyed observation arrays normalized by ``env`` (given to it in SB3's layout)."""
+        if env is None:
+            return arrays
+        normalized = self.normalize_observations(_sb3_layout(arrays, self._is_dict), env)
+        return dict(normalized) if self._is_dict else {"": normalized}
 
     @property
     def samples_type(self) -> type[ReplaySamples]:
@@ -418,43 +437,49 @@ class ReplayBuffer:
             return {key: self.to_torch(array) for key, array in arrays.items()}
         return self.to_torch(arrays[""])
 
-    def _get_samples(self, rows: np.ndarray, envs: np.ndarray | None = None) -> ReplaySamples:
-        """The transitions at ``rows`` of the envs ``envs`` (random envs when None, as SB3's)."""
+    def _get_samples(
+        self, rows: np.ndarray, envs: np.ndarray | None = None, env: Any = None
+    ) -> ReplaySamples:
+        """The transitions at ``rows`` of the envs ``envs`` (random envs when None, as SB3's), normalized by
+        the ``VecNormalize`` ``env`` when given."""
         if envs is None and self.n_envs > 1:
             envs = self.rng.integers(0, self.n_envs, size=len(rows))
         flat = self._flat(rows, envs)
         if self.n_steps == 1:
             last_rows, last_flat = rows, flat
-            rewards = self.flat_rewards[flat]
+            rewards = self.normalize_rewards(self.flat_rewards[flat], env)
             discounts = None
         else:
-            last_rows, rewards, discounts = self._n_step_returns(rows, envs)
+            last_rows, rewards, discounts = self._n_step_returns(rows, envs, env)
             last_flat = self._flat(last_rows, envs)
         dones = self.flat_dones[last_flat]
         if self.handle_timeout_termination:
             dones = dones - self.flat_timeouts[last_flat]  # timeouts are a subset of dones
+        observations = {key: array[flat] for key, array in self.flat_observations.items()}
         return self.samples_type(
-            observations=self.observations_to_torch(
-                {key: array[flat] for key, array in self.flat_observations.items()}
-            ),
+            observations=self.observations_to_torch(self._normalized_obs_arrays(observations, env)),
             actions=self.to_torch(self.flat_actions[flat]),
-            next_observations=self.observations_to_torch(self._next_obs(last_rows, envs)),
+            next_observations=self.observations_to_torch(
+                self._normalized_obs_arrays(self._next_obs(last_rows, envs), env)
+            ),
             dones=self.to_torch(dones.reshape(-1, 1)),
             rewards=self.to_torch(rewards.reshape(-1, 1)),
             discounts=None if discounts is None else self.to_torch(discounts.reshape(-1, 1)),
         )
 
     def _n_step_returns(
-        self, rows: np.ndarray, envs: np.ndarray | None
+        self, rows: np.ndarray, envs: np.ndarray | None, env: Any = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Last row of each window, the discounted reward sums and ``gamma ** steps`` (see module doc)."""
+        """Last row of each window, the discounted reward sums and ``gamma ** steps`` (see module doc); each
+        reward of a window is normalized by the ``VecNormalize`` ``env`` before the sum, as SB3's."""
         seq_rows = (rows[:, None] + self._n_step_offsets) % self.buffer_size  # (batch, n)
         seq_flat = seq_rows if envs is None else seq_rows * self.n_envs + envs[:, None]
         newest = (self.pos - 1) % self.buffer_size
         ended = (self.flat_dones[seq_flat] > 0) | (seq_rows == newest)
         last = np.where(ended.any(axis=1), ended.argmax(axis=1), self.n_steps - 1)
         within = self._n_step_offsets[None, :] <= last[:, None]
-        rewards = (self.flat_rewards[seq_flat] * self._n_step_discounts * within).sum(axis=1)
+        window = self.normalize_rewards(self.flat_rewards[seq_flat], env)
+        rewards = (window * self._n_step_discounts * within).sum(axis=1)
         discounts = (self.gamma ** (last + 1)).astype(np.float32)
         return seq_rows[np.arange(len(rows)), last], rewards.astype(np.float32), discounts
 
@@ -717,29 +742,6 @@ class DictReplayBuffer(ReplayBuffer):
                 "use ReplayBuffer."
             )
         super().__init__(buffer_size, observation_space, *args, **kwargs)
-
-
-def _normalized(samples: ReplaySamples, env: Any) -> ReplaySamples:
-    """``samples`` with observations and rewards normalized by the VecNormalize ``env``."""
-
-    def observations(value: Any) -> Any:
-        if isinstance(value, dict):
-            arrays = {key: tensor.cpu().numpy() for key, tensor in value.items()}
-            normalized = env.normalize_obs(arrays)
-            return {key: _as_tensor_like(normalized[key], value[key]) for key in value}
-        return _as_tensor_like(env.normalize_obs(value.cpu().numpy()), value)
-
-    rewards = _as_tensor_like(env.normalize_reward(samples.rewards.cpu().numpy()), samples.rewards)
-    return samples._replace(
-        observations=observations(samples.observations),
-        next_observations=observations(samples.next_observations),
-        rewards=rewards,
-    )
-
-
-def _as_tensor_like(array: np.ndarray, like: torch.Tensor) -> torch.Tensor:
-    """Normalized values are float32, on the device of the tensor they replace."""
-    return torch.as_tensor(np.asarray(array, dtype=np.float32), device=like.device)
 
 
 _MAX_INFLATION = 200

@@ -144,3 +144,9 @@ class SB3Attributes:
         if isinstance(env, VectorEnv):
             env = as_sb3_vec_env(env)  # the user's VecEnv when the training env was built from one
         return find_vec_wrapper(env, "VecNormalize") if env is not None else None
+
+    @property
+    def _vec_normalize_env(self) -> Any:
+        """SB3's attribute: ``get_vec_normalize_env()``, which SB3 code passes to ``replay_buffer.sample(...,
+        env=...)`` (the buffer holds original values, normalized when sampled)."""
+        return self.get_vec_normalize_env()

@@ -75,6 +75,7 @@ from lit_sb3_core.sdk.budget import Budget, Ranks
 from lit_sb3_core.sdk.checkpoint_state import read_checkpoint_state, write_checkpoint_state
 from lit_sb3_core.sdk.evaluation_step import Evaluation
 from lit_sb3_core.sdk.fast_path import FastPath
+from lit_sb3_core.sdk.kept_optimizers import keeps_optimizers, load_optimizer_states
 from lit_sb3_core.sdk.metric_logging import MetricRecords
 from lit_sb3_core.sdk.moved_names import MovedName, warn_on_moved_overrides
 from lit_sb3_core.sdk.normalizers import Normalizers
@@ -246,6 +247,9 @@ class RLAlgorithm(
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         warn_on_moved_overrides(cls)
+        # made once per policy and stepped by every fit, as SB3's optimizers (a mixin's definition included)
+        hook = "configure_optimizers"
+        setattr(cls, hook, keeps_optimizers(getattr(cls, hook)))
 
     # construction ---------------------------------------------------------------------------------
     @property
@@ -344,6 +348,18 @@ class RLAlgorithm(
             kwargs.setdefault("lr_schedule", self.lr_schedule)  # a policy written SB3's way takes it
         self.policy = self.make_policy(policy_cls, kwargs)
         self.setup_model()
+        self._make_optimizers()
+
+    def _make_optimizers(self) -> None:
+        """The optimizers, made with the policy as SB3 makes them (``model.policy.optimizer`` exists from now on).
+
+        An override of ``configure_optimizers`` that needs what its constructor sets after ``super().__init__``
+        cannot run yet: its optimizers are then made when training starts, as Lightning makes them.
+        """
+        try:
+            self.configure_optimizers()
+        except AttributeError:
+            return
 
     def make_policy(
         self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
@@ -570,9 +586,8 @@ class RLAlgorithm(
         EpisodeStatistics(self.vector_env, self.stats_window_size).extend(returns, lengths)
         self._restored_episode_stats = ([], [])
         self.metrics.start_window()
-        if self.pending_optimizer_states and trainer is not None:  # the optimizers exist in a Trainer only
-            for optimizer, state in zip(trainer.optimizers, self.pending_optimizer_states):
-                optimizer.load_state_dict(state)
+        if self.pending_optimizer_states and trainer is not None:  # applied to the optimizers this run steps
+            load_optimizer_states(self, trainer.optimizers, self.pending_optimizer_states)
             self.pending_optimizer_states = []
         callbacks = trainer_callbacks(trainer) if trainer is not None else []
         self.step_callbacks = StepCallbacks(cb for cb in callbacks if isinstance(cb, RLCallback))

@@ -6,13 +6,16 @@ alpha weighs the entropy bonus; learned, it follows ``min -log(alpha) * (log pi(
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import torch
 
+from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.checks import check_number
+from lit_sb3_core.sdk.kept_optimizers import kept_optimizers
+from lit_sb3_core.sdk.optimization import fitting
 
 if TYPE_CHECKING:
     from typing import Protocol
@@ -110,16 +113,35 @@ class EntropyTemperature(_Algorithm):
 
     @property
     def ent_coef_optimizer(self) -> torch.optim.Optimizer | None:
-        """The temperature's optimizer while a run is attached (``None`` with a fixed ``ent_coef``)."""
-        from lit_sb3_core.engine.lightning_internals import attached_trainer
-
-        trainer = attached_trainer(self)
-        if not self.learn_ent_coef or trainer is None or len(trainer.optimizers) < 3:
+        """The temperature's optimizer (``None`` with a fixed ``ent_coef``), from construction on, as SB3's."""
+        kept = kept_optimizers(self)
+        if not self.learn_ent_coef or kept is None or len(kept.optimizers) < 3:
             return None
-        return trainer.optimizers[2]
+        return kept.optimizers[2]
+
+    @ent_coef_optimizer.setter
+    def ent_coef_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
+        """Step ``optimizer`` for the temperature from the next update on (SB3 code may replace it)."""
+        kept = kept_optimizers(self)
+        if not isinstance(optimizer, torch.optim.Optimizer) or kept is None or len(kept.optimizers) < 3:
+            raise ConfigurationError(
+                f"ent_coef_optimizer can be replaced by a torch.optim.Optimizer over [log_ent_coef] when the "
+                f"temperature is learned (ent_coef='auto'), got {optimizer!r:.80} with ent_coef={self.ent_coef!r}."
+            )
+        kept.replace(2, optimizer)
+        trainer = attached_trainer(self)
+        if trainer is not None and fitting(self):
+            trainer.optimizers = kept.optimizers
+
+    optimizer_attributes: ClassVar[tuple[str, ...]] = (
+        "actor.optimizer",
+        "critic.optimizer",
+        "ent_coef_optimizer",
+    )
 
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
-        """Actor, critic and (when learned) temperature optimizers, in that order."""
+        """Actor, critic and (when learned) temperature optimizers, in that order (SB3's
+        ``model.actor.optimizer``, ``model.critic.optimizer``, ``model.ent_coef_optimizer``)."""
         policy = cast("_TemperaturePolicy", self.require_policy())
         # A critic that borrows the actor's features extractor leaves it to the actor's optimizer (SB3's).
         critic_parameters = getattr(policy.critic, "optimizer_parameters", policy.critic.parameters)

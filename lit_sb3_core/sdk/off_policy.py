@@ -47,7 +47,12 @@ import torch
 from gymnasium import spaces
 
 from lit_sb3_core.data.noise import ActionNoise, make_action_noise, noise_to_spec
-from lit_sb3_core.data.replay_buffer import DictReplayBuffer, NStepReplayBuffer, ReplayBuffer
+from lit_sb3_core.data.replay_buffer import (
+    DictReplayBuffer,
+    NStepReplayBuffer,
+    ReplayBuffer,
+    ReplaySamples,
+)
 from lit_sb3_core.engine.lightning_internals import attached_trainer
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.foundation.checks import (
@@ -69,6 +74,7 @@ from lit_sb3_core.foundation.spaces import (
 from lit_sb3_core.nets.actor_critic import class_to_string
 from lit_sb3_core.nets.off_policy_policies import OffPolicyPolicy
 from lit_sb3_core.registry.names import resolve_named_class
+from lit_sb3_core.sb3.original_transitions import OriginalTransitions
 from lit_sb3_core.sb3.own_loop import RolloutReturn, check_own_loop
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, clip_grad_norm
 from lit_sb3_core.sdk.fast_path import plain_calls
@@ -254,6 +260,9 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self._train_stats = _TrainStats()
         self.exploration_rng: np.random.Generator | GlobalNumpyRng | None = None
         self._pending_off_policy_state: dict[str, Any] | None = None
+        # The training env's VecNormalize during a run: the buffer stores originals, minibatches are normalized
+        self._replay_vec_normalize: Any = None
+        self._originals: OriginalTransitions | None = None
         super().__init__(
             policy=policy,
             env=env,
@@ -412,6 +421,9 @@ class OffPolicyAlgorithm(RLAlgorithm):
             seed = self._own_stream_seed(3)
             self.exploration_rng = GlobalNumpyRng() if seed is None else np.random.default_rng(seed)
         self._apply_pending_state()
+        vec_normalize = self.get_vec_normalize_env()
+        self._replay_vec_normalize = vec_normalize
+        self._originals = None if vec_normalize is None else OriginalTransitions(vec_normalize, self.last_obs)
         self._step_increment = n_envs * self.world_size
         self._chunks_per_batch = self._chunks_per_batch_for(n_envs)
         self._log_episode_mark = self.episode_num
@@ -517,6 +529,22 @@ class OffPolicyAlgorithm(RLAlgorithm):
         """``gradient_steps`` updates from minibatches of ``batch_size`` (what SB3's ``train`` does)."""
         raise NotImplementedError
 
+    def sample_replay(self, batch_size: int) -> ReplaySamples:
+        """A minibatch of the replay buffer as the updates train on it.
+
+        With a ``VecNormalize`` training env the buffer holds the original observations and rewards, and
+        they are normalized here with the wrapper's current statistics (SB3's
+        ``replay_buffer.sample(batch_size, env=self._vec_normalize_env)``); otherwise as stored.
+        """
+        buffer, vec_normalize = self.replay_buffer, self._replay_vec_normalize
+        assert buffer is not None
+        # env= only when there is one: a buffer class of the user's may take batch_size alone
+        return (
+            buffer.sample(batch_size)
+            if vec_normalize is None
+            else buffer.sample(batch_size, env=vec_normalize)
+        )
+
     def update_learning_rate(self, optimizers: Any) -> float:
         lr = super().update_learning_rate(optimizers)
         self.current_learning_rate = lr
@@ -539,6 +567,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         add: Any = buffer.add  # a buffer with copy_info_dict (HER's) takes infos= too
         increment, random_until = self._step_increment, self.random_warmup_steps()
         update_progress = self.budget.update_progress  # progress_remaining, for the schedules
+        originals = self._originals  # with a VecNormalize env: store its original observations and rewards
         callbacks = self.step_callbacks
         wants_infos = bool(getattr(buffer, "copy_info_dict", False))  # a buffer that keeps the step infos
         if wants_infos:
@@ -564,12 +593,24 @@ class OffPolicyAlgorithm(RLAlgorithm):
             self.num_timesteps += increment
             dones = terminated | truncated
             any_done = dones.any()
-            next_obs = self._true_next_obs(new_obs, infos, dones) if any_done else new_obs
+            if originals is None:
+                stored_obs, stored_rewards = self.last_obs, rewards
+                next_obs = self._true_next_obs(new_obs, infos, dones) if any_done else new_obs
+            else:
+                stored_obs, next_obs, stored_rewards = originals.step(dones, infos.get("final_obs"))
             if wants_infos:  # HER with copy_info_dict: compute_reward gets each transition's SB3 info
                 step_infos = sb3_infos(infos, terminated, truncated)
-                add(self.last_obs, next_obs, buffer_actions, rewards, terminated, truncated, infos=step_infos)
+                add(
+                    stored_obs,
+                    next_obs,
+                    buffer_actions,
+                    stored_rewards,
+                    terminated,
+                    truncated,
+                    infos=step_infos,
+                )
             else:
-                add(self.last_obs, next_obs, buffer_actions, rewards, terminated, truncated)
+                add(stored_obs, next_obs, buffer_actions, stored_rewards, terminated, truncated)
             self.last_obs = new_obs
             update_progress()
             self.n_calls += 1

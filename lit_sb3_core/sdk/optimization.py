@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import torch
 
 from lit_sb3_core.engine.lightning_internals import attached_trainer
+from lit_sb3_core.sdk.kept_optimizers import keeps_optimizers, kept_optimizers
 from lit_sb3_core.sdk.part import AlgorithmPart
 
 __all__ = ["Optimization", "clip_grad_norm", "fitting", "make_optimizer", "precision_is_plain"]
@@ -34,9 +35,27 @@ class Optimization(AlgorithmPart):
     average_gradients_itself: ClassVar[bool] = False
     """Deprecated (0.2) private name of ``average_gradients_per_step``; setting it still works."""
 
+    optimizer_attributes: ClassVar[tuple[str, ...]] = ("policy.optimizer",)
+    """SB3's names of the optimizers ``configure_optimizers`` returns, in its order (``sdk/kept_optimizers.py``):
+    ``model.policy.optimizer`` by default; SAC's family ``actor.optimizer``, ``critic.optimizer`` and
+    ``ent_coef_optimizer``. A name without a dot is a property of the algorithm itself."""
+
+    @keeps_optimizers
     def configure_optimizers(self) -> torch.optim.Optimizer | list[torch.optim.Optimizer] | None:
-        """One optimizer over the whole policy; return a list to train parts with optimizers of their own."""
+        """One optimizer over the whole policy; return a list to train parts with optimizers of their own.
+
+        Called once per policy, when it is built (as SB3 builds its optimizers); every fit steps the same
+        optimizers (``sdk/kept_optimizers.py``), so an override may use what ``setup_model`` and the
+        constructor set before ``super().__init__``.
+        """
         return self.make_optimizer(self.require_policy().parameters())
+
+    def on_train_batch_start(self, batch: Any, batch_idx: int) -> None:
+        """An optimizer assigned under its SB3 name during the run (``model.policy.optimizer = ...`` in a
+        callback) is stepped from this batch on, as SB3 steps it from its next update."""
+        kept = kept_optimizers(self)
+        if kept is not None and kept.read_names(self):
+            self.trainer.optimizers = kept.optimizers
 
     def make_optimizer(self, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
         """The policy's ``optimizer_class`` (with its ``optimizer_kwargs``) over ``params`` at the initial

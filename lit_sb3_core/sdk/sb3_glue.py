@@ -19,6 +19,7 @@ from lit_sb3_core.envs.make import renders_rgb_arrays
 from lit_sb3_core.errors import EnvCountError
 from lit_sb3_core.foundation.checks import check_positive_int
 from lit_sb3_core.sb3.monitor import monitored
+from lit_sb3_core.sdk.kept_optimizers import kept_optimizers
 from lit_sb3_core.sdk.part import AlgorithmPart
 
 if TYPE_CHECKING:
@@ -262,10 +263,15 @@ class SB3Glue(AlgorithmPart):
     def get_parameters(self) -> dict[str, dict[str, torch.Tensor]]:
         """State dicts by name: ``policy`` and each optimizer (``optimizer``, ``optimizer_1``...)."""
         params = {"policy": self.require_policy().state_dict()}
+        kept = kept_optimizers(self)
         trainer = attached_trainer(self)
-        if trainer is not None:
-            for i, optimizer in enumerate(trainer.optimizers):
-                params["optimizer" if i == 0 else f"optimizer_{i}"] = optimizer.state_dict()
+        if kept is not None:
+            kept.read_names(self)  # an optimizer assigned under its SB3 name is the one saved
+            optimizers = kept.optimizers
+        else:
+            optimizers = list(trainer.optimizers) if trainer is not None else []
+        for i, optimizer in enumerate(optimizers):
+            params["optimizer" if i == 0 else f"optimizer_{i}"] = optimizer.state_dict()
         return params
 
     def set_parameters(
@@ -275,7 +281,7 @@ class SB3Glue(AlgorithmPart):
 
         As SB3: a name that is not one of ``get_parameters()``'s raises ``ValueError``; with ``exact_match``
         every object must be given and every weight of the policy (``RuntimeError`` from torch otherwise).
-        Optimizer states load into the attached trainer's optimizers, or at the start of the next run.
+        Optimizer states load into the model's optimizers (``model.policy.optimizer`` & co.).
         """
         if isinstance(params, (str, Path)):
             from lit_sb3_core.engine.model_file import read_model_file
@@ -302,12 +308,17 @@ class SB3Glue(AlgorithmPart):
             self.require_policy().load_state_dict(params["policy"], strict=exact_match)
         optimizer_states = [params[name] for name in sorted(params, key=_optimizer_index) if name != "policy"]
         if optimizer_states:
+            kept = kept_optimizers(
+                self
+            )  # the model's optimizers (SB3's policy.optimizer): every run steps them
             trainer = attached_trainer(self)
-            if trainer is not None:
-                for optimizer, optimizer_state in zip(trainer.optimizers, optimizer_states):
-                    optimizer.load_state_dict(optimizer_state)
-            else:
+            optimizers = (
+                kept.optimizers if kept is not None else trainer.optimizers if trainer is not None else None
+            )
+            if optimizers is None:
                 self.pending_optimizer_states = [copy.deepcopy(s) for s in optimizer_states]
+            for optimizer, optimizer_state in zip(optimizers or [], optimizer_states):
+                optimizer.load_state_dict(optimizer_state)
 
     def save(
         self,

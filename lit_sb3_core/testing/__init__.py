@@ -36,7 +36,7 @@ from lit_sb3_core.testing._algorithm import AlgorithmConformance, sample_observa
 from lit_sb3_core.testing._callback import CallbackConformance
 from lit_sb3_core.testing._plugin import ENTRY_POINT_GROUP, HEAVY_MODULES, PluginConformance
 from lit_sb3_core.testing._policy import PolicyConformance
-from lit_sb3_core.testing.envs import SpaceTestEnv, space_cases
+from lit_sb3_core.testing.envs import PointGoalEnv, SpaceTestEnv, space_cases
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -44,6 +44,7 @@ __all__ = [
     "AlgorithmConformance",
     "CallbackConformance",
     "PluginConformance",
+    "PointGoalEnv",
     "PolicyConformance",
     "SpaceTestEnv",
     "sample_observations",

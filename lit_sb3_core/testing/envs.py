@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-__all__ = ["ACTION_SPACES", "OBSERVATION_SPACES", "SpaceCase", "SpaceTestEnv", "space_cases"]
+__all__ = ["ACTION_SPACES", "OBSERVATION_SPACES", "PointGoalEnv", "SpaceCase", "SpaceTestEnv", "space_cases"]
 
 # One small example of each kind of space lit-sb3 supports, keyed by the space class's name.
 OBSERVATION_SPACES: dict[str, spaces.Space] = {
@@ -132,3 +132,52 @@ def space_cases(
         return []
     count = max(len(observations), len(actions))
     return [SpaceCase(observations[i % len(observations)], actions[i % len(actions)]) for i in range(count)]
+
+
+class PointGoalEnv(gym.Env):
+    """A goal env on a plane (HER's Dict layout): a point moves by up to 2 per step towards a goal.
+
+    Start and goal are uniform in [-10, 10]^2; the reward is 0 within ``radius`` of the goal, else -1 (and
+    the episode then ends), episodes are cut after 20 steps. Goals far from 0 on a scale of 10 make a
+    goal-normalizing ``VecNormalize`` visible: relabelling on normalized goals scores far more successes.
+    """
+
+    def __init__(self, radius: float = 1.0) -> None:
+        box = spaces.Box(-20.0, 20.0, (2,), np.float32)
+        self.observation_space = spaces.Dict({"observation": box, "achieved_goal": box, "desired_goal": box})
+        self.action_space = spaces.Box(-1.0, 1.0, (2,), np.float32)
+        self.radius = radius
+        self.position = np.zeros(2, np.float32)
+        self.goal = np.zeros(2, np.float32)
+        self.steps = 0
+
+    def _goal_observation(self) -> dict[str, np.ndarray]:
+        position = self.position.copy()
+        return {"observation": position, "achieved_goal": position.copy(), "desired_goal": self.goal.copy()}
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.position = self.np_random.uniform(-10, 10, 2).astype(np.float32)
+        self.goal = self.np_random.uniform(-10, 10, 2).astype(np.float32)
+        self.steps = 0
+        return self._goal_observation(), {}
+
+    def step(self, action: np.ndarray) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        moved = self.position + 2.0 * np.asarray(action, dtype=np.float32)
+        self.position = np.clip(moved, -20.0, 20.0).astype(np.float32)
+        self.steps += 1
+        reward = float(self.compute_reward(self.position, self.goal, {}))
+        return (
+            self._goal_observation(),
+            reward,
+            reward == 0.0,
+            self.steps >= 20,
+            {"is_success": reward == 0.0},
+        )
+
+    def compute_reward(self, achieved_goal: np.ndarray, desired_goal: np.ndarray, info: Any) -> np.ndarray:
+        """0 within ``radius`` of the goal, else -1; vectorised over a leading batch axis."""
+        distance = np.linalg.norm(np.asarray(achieved_goal) - np.asarray(desired_goal), axis=-1)
+        return -(distance > self.radius).astype(np.float32)

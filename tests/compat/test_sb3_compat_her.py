@@ -98,3 +98,33 @@ def test_check_env_failures_are_assertion_errors_as_in_sb3() -> None:
     with pytest.raises(AssertionError) as caught:
         check_env(env)
     assert isinstance(caught.value, EnvCheckError) and "observation" in str(caught.value)
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_her_success_share_through_vec_normalize_is_sb3s(normalize: bool) -> None:
+    """HER's relabelled rewards through a goal-normalizing VecNormalize: SB3 stores the original goals and
+    scores relabelled goals on them, so the share of successes in a minibatch is the raw env's; lit-sb3 draws
+    the same minibatch and scores the same rewards (it once scored normalized goals: 74 % against 20.6 %)."""
+    sb3 = pytest.importorskip("stable_baselines3")
+    from stable_baselines3.common.vec_env import DummyVecEnv as SB3DummyVecEnv
+    from stable_baselines3.common.vec_env import VecNormalize as SB3VecNormalize
+
+    from lit_sb3.common.vec_env import DummyVecEnv, VecNormalize
+    from lit_sb3_core.testing import PointGoalEnv
+
+    def share(sac: type, buffer: type, dummy: type, wrapper: type) -> float:
+        env = dummy([PointGoalEnv])
+        if normalize:
+            env = wrapper(env, norm_obs=True, norm_reward=False)
+        model = sac(
+            "MultiInputPolicy", env, replay_buffer_class=buffer, learning_starts=10_000, seed=0, device="cpu"
+        )
+        model.learn(600)
+        np.random.seed(1)
+        rewards = model.replay_buffer.sample(2000, env=model.get_vec_normalize_env()).rewards.numpy()
+        return float((rewards == 0).mean())
+
+    theirs = share(sb3.SAC, sb3.HerReplayBuffer, SB3DummyVecEnv, SB3VecNormalize)
+    ours = share(SAC, HerReplayBuffer, DummyVecEnv, VecNormalize)
+    assert 0.15 < theirs < 0.3, theirs
+    assert ours == pytest.approx(theirs, abs=0.02)

@@ -40,7 +40,11 @@ def test_set_parameters_refuses_unknown_and_missing_objects():
     with pytest.raises(ValueError, match="misses"):
         model.set_parameters({}, exact_match=True)
     changed = {k: torch.zeros_like(v) for k, v in params["policy"].items()}
-    model.set_parameters({"policy": changed}, exact_match=True)
+    with pytest.raises(
+        ValueError, match=r"misses \['optimizer'\]"
+    ):  # SB3's policy.optimizer exists from the start
+        model.set_parameters({"policy": changed}, exact_match=True)
+    model.set_parameters({"policy": changed, "optimizer": params["optimizer"]}, exact_match=True)
     assert all(torch.all(v == 0) for v in model.policy.state_dict().values())
 
 

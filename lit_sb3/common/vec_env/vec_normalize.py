@@ -3,7 +3,9 @@
 The arithmetic and the statistics are lit-sb3's own (``lit_sb3_core.data.normalization``: the modules that
 ``RLEnvDataModule(normalize=...)`` attaches to an algorithm); this wrapper applies them where SB3 does, on
 what the env returns, so SB3 code sees what it expects: ``model.predict`` gets normalized observations from
-it, ``get_original_obs()`` the raw ones, and every algorithm (off-policy ones too) trains on it unchanged.
+it, ``get_original_obs()`` the raw ones. Every algorithm trains on it; off-policy ones store the raw
+observations and rewards in their replay buffer and normalize minibatches with the current statistics, as
+SB3's do (``get_original_terminal_obs()`` gives them the raw final observations).
 
 ``save``/``load`` write the statistics and settings as a NumPy ``.npz`` archive with JSON settings, never a
 pickle: a file written by SB3's ``VecNormalize.save`` (a pickle) is refused with the way to convert it.
@@ -89,6 +91,7 @@ class VecNormalize(VecEnvWrapper):
         self._clip_obs = clip_obs
         self.old_obs: Any = None
         self.old_reward = np.array([])
+        self.old_terminal_obs: dict[int, Any] = {}  # env index -> raw final observation of the last step
 
     # settings --------------------------------------------------------------------------------------
     def _checked_keys(self, keys: list[str] | None) -> list[str] | None:
@@ -179,6 +182,7 @@ class VecNormalize(VecEnvWrapper):
     def reset(self) -> VecEnvObs:
         obs = self.venv.reset()
         self.old_obs = obs
+        self.old_terminal_obs = {}
         self._reward_normalizer.reset_returns()
         return self._normalize(obs, update=self.training)
 
@@ -189,9 +193,12 @@ class VecNormalize(VecEnvWrapper):
         normalized = self._normalize(obs, update=self.training)
         scaled = self._reward_normalizer(np.asarray(rewards, dtype=np.float64), dones, update=self.training)
         rewards = scaled if self.norm_reward else np.asarray(rewards, dtype=np.float32)
+        self.old_terminal_obs = {}
         for i in np.flatnonzero(dones):
             if "terminal_observation" in infos[i]:
-                infos[i]["terminal_observation"] = self.normalize_obs(infos[i]["terminal_observation"])
+                original = infos[i]["terminal_observation"]
+                self.old_terminal_obs[int(i)] = original
+                infos[i]["terminal_observation"] = self.normalize_obs(original)
         return normalized, rewards, dones, infos
 
     def _normalize(self, obs: Any, update: bool) -> Any:
@@ -255,6 +262,12 @@ class VecNormalize(VecEnvWrapper):
     def get_original_reward(self) -> np.ndarray:
         """The raw rewards of the last step."""
         return np.array(self.old_reward, copy=True)
+
+    def get_original_terminal_obs(self) -> dict[int, Any]:
+        """The raw final observations of the episodes that ended at the last step, by env index (lit-sb3's
+        addition: ``info["terminal_observation"]`` holds them normalized, and ``unnormalize_obs`` cannot undo
+        clipping). Off-policy algorithms store these in the replay buffer, as SB3 stores the originals."""
+        return deepcopy(self.old_terminal_obs)
 
     def set_venv(self, venv: VecEnv) -> None:
         """Wrap ``venv`` (a ``VecNormalize`` made by ``load`` wraps the env given there)."""

@@ -199,7 +199,7 @@ class CrossQ(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
         use_sde = self.use_sde
         for _ in range(gradient_steps):
             self.n_updates += 1
-            data = buffer.sample(batch_size)
+            data = self.sample_replay(batch_size)
             if use_sde:
                 # log std changed at the last step; the actor loss differentiates through this draw.
                 self.reset_actor_noise()

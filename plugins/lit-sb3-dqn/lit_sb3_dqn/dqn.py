@@ -249,7 +249,7 @@ class DQN(OffPolicyAlgorithm):
         self.update_learning_rate(optimizer)
         compiled = self.compiled_step() if self.compile_update else None
         for _ in range(gradient_steps):
-            data = buffer.sample(batch_size)
+            data = self.sample_replay(batch_size)
             discounts = data.discounts if data.discounts is not None else self.gamma
             batch = (
                 data.observations,

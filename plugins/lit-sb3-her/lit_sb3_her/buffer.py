@@ -353,7 +353,8 @@ class HerReplayBuffer(DictReplayBuffer):
     # sampling -------------------------------------------------------------------------------------------
     def sample(self, batch_size: int, env: Any = None) -> ReplaySamples:
         """``batch_size`` transitions of finished episodes: real ones first, then ``her_ratio`` virtual ones
-        (normalized by ``env``, a ``VecNormalize``, when given)."""
+        (normalized by ``env``, a ``VecNormalize``, when given: off-policy algorithms pass their training
+        env's, and store original observations and rewards)."""
         rows, envs = self._sample_transitions(batch_size)
         flat = rows * self.n_envs + envs
         assert self.flat_next_observations is not None  # optimize_memory_usage is refused
@@ -373,14 +374,15 @@ class HerReplayBuffer(DictReplayBuffer):
         dones = self.flat_dones[flat]
         if self.handle_timeout_termination:
             dones = dones - self.flat_timeouts[flat]  # timeouts are a subset of dones
-        samples = self.samples_type(
-            observations=self.observations_to_torch(observations),
+        # The buffer holds original values: goals are relabelled and scored on them, then the whole batch,
+        # relabelled rewards included, is normalized with env's current statistics (SB3's order).
+        return self.samples_type(
+            observations=self.observations_to_torch(self.normalize_observations(observations, env)),
             actions=self.to_torch(self.flat_actions[flat]),
-            next_observations=self.observations_to_torch(next_observations),
+            next_observations=self.observations_to_torch(self.normalize_observations(next_observations, env)),
             dones=self.to_torch(dones.reshape(-1, 1)),
-            rewards=self.to_torch(rewards.reshape(-1, 1)),
+            rewards=self.to_torch(self.normalize_rewards(rewards, env).reshape(-1, 1)),
         )
-        return self.normalize_samples(samples, env)
 
     def _sample_transitions(self, batch_size: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows and envs of ``batch_size`` transitions drawn uniformly among finished episodes, real ones

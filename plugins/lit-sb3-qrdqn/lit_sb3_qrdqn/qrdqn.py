@@ -154,7 +154,7 @@ class QRDQN(DQN):
         quantile_net, quantile_target, preprocess = policy.q_net, policy.q_net_target, policy.preprocess
         n_quantiles = policy.n_quantiles
         for _ in range(gradient_steps):
-            data = buffer.sample(batch_size)
+            data = self.sample_replay(batch_size)
             discounts = data.discounts if data.discounts is not None else self.gamma
             with torch.no_grad():
                 next_quantiles = quantile_target(

@@ -185,7 +185,7 @@ class SAC(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
         self.update_learning_rate(optimizers)
         program = self.update_program()
         for step in range(gradient_steps):
-            data = buffer.sample(batch_size)
+            data = self.sample_replay(batch_size)
             if self.use_sde:
                 # log std changed at the last step; the actor loss differentiates through this draw.
                 self.reset_actor_noise()

@@ -153,6 +153,9 @@ class TD3(OffPolicyAlgorithm):
             checkpoint_replay_buffer=checkpoint_replay_buffer,
         )
 
+    # SB3's model.actor.optimizer and model.critic.optimizer, in configure_optimizers's order
+    optimizer_attributes: ClassVar[tuple[str, ...]] = ("actor.optimizer", "critic.optimizer")
+
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
         policy = self.require_policy()
         return [
@@ -168,7 +171,7 @@ class TD3(OffPolicyAlgorithm):
         program = self.update_program()
         for _ in range(gradient_steps):
             self.n_updates += 1
-            data = buffer.sample(batch_size)
+            data = self.sample_replay(batch_size)
             discounts = data.discounts if data.discounts is not None else self.gamma
             noise = torch.randn_like(data.actions)  # the target policy smoothing draw, as SB3 draws it
             update_actor = self.n_updates % self.policy_delay == 0

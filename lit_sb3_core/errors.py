@@ -15,7 +15,8 @@ missing plugin), so existing ``except`` clauses keep working::
     │   └── MissingPluginError(ImportError)    an SB3 class name whose plugin is not installed
     ├── PluginError                            a plugin could not be loaded or registered
     ├── ConfigurationError(ValueError)         inconsistent arguments or configuration
-    │   └── DisallowedNameError                a class named in a file or config that is not allowed
+    │   ├── DisallowedNameError                a class named in a file or config that is not allowed
+    │   └── PolicyKwargsError(TypeError)       policy_kwargs the policy cannot be called with
     ├── EnvError(ValueError)                   an environment that cannot be used as given
     │   └── EnvTimeoutError                    an env that did not return from step/reset in time
     ├── NonFiniteError(ValueError)             NaN or infinity in observations, rewards or actions
@@ -52,6 +53,7 @@ __all__ = [
     "NestedSpaceError",
     "NonFiniteError",
     "PluginError",
+    "PolicyKwargsError",
     "RegistrationError",
     "RegistryError",
     "TargetImportError",
@@ -265,6 +267,12 @@ class ImageSpaceError(ConfigurationError, AssertionError):
 class InvalidArgumentError(ConfigurationError, AssertionError):
     """An argument outside the values it may take where SB3 asserts them (``VecFrameStack``'s
     ``channels_order="sideways"``); also an ``AssertionError`` so code written against SB3 catches it."""
+
+
+class PolicyKwargsError(ConfigurationError, TypeError):
+    """``policy_kwargs`` that the policy class cannot be called with: an argument it does not take, or one
+    the algorithm passes itself (an on-policy ``use_sde``). Also a ``TypeError``, which SB3's call of the
+    policy class raises for them."""
 
 
 class NestedSpaceError(ConfigurationError, NotImplementedError):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
@@ -74,6 +74,9 @@ _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 _TANH_EPS = 1e-6
 
 OffPolicyNetArch = list[int] | dict[str, list[int]] | None
+# Builds a network as ``create_mlp(input_dim, output_dim, net_arch, activation_fn)`` does: the hook through
+# which subclasses (CrossQ's Batch-Renormalized networks) change the layers without building them twice.
+MlpFactory = Callable[[int, int, Sequence[int], type[nn.Module]], nn.Sequential]
 
 
 def create_mlp(
@@ -332,6 +335,9 @@ class ContinuousCritic(PolicyNetwork, nn.Module):
         activation_fn: activation class.
         n_critics: number of Q networks.
         share_features_extractor: the extractor belongs to the actor.
+        make_mlp: builds each Q network, called as ``create_mlp`` (the default) is. Layers are drawn
+            from torch's generator in construction order, so a seed gives SB3's initial weights only
+            when each network is built once, by this.
     """
 
     mode_free: ClassVar[bool] = True  # see lit_sb3_core.nets.torch_layers.ignores_training_mode
@@ -344,6 +350,7 @@ class ContinuousCritic(PolicyNetwork, nn.Module):
         activation_fn: type[nn.Module] = nn.ReLU,
         n_critics: int = 2,
         share_features_extractor: bool = False,
+        make_mlp: MlpFactory = create_mlp,
     ) -> None:
         super().__init__()
         check_positive_int("n_critics", n_critics)
@@ -360,7 +367,7 @@ class ContinuousCritic(PolicyNetwork, nn.Module):
         self.activation_fn = activation_fn
         in_dim = features_extractor.features_dim + action_dim
         for index in range(n_critics):
-            self.add_module(f"qf{index}", create_mlp(in_dim, 1, net_arch, activation_fn))
+            self.add_module(f"qf{index}", make_mlp(in_dim, 1, net_arch, activation_fn))
         self.q_networks: list[nn.Module] = [getattr(self, f"qf{index}") for index in range(n_critics)]
         self._stack_key: tuple[int, ...] = ()
         self._stack = False
@@ -502,6 +509,8 @@ class SquashedGaussianActor(PolicyPart, nn.Module):
             which grows slowly) instead of ``exp``.
         clip_mean: gSDE only: clip the Gaussian's mean to [-clip_mean, clip_mean] before tanh (a Hardtanh
             after ``mu``, against numerical trouble from saturated tanh); 0 disables it.
+        make_mlp: builds the hidden layers ``latent_pi`` (output size -1), called as ``create_mlp`` (the
+            default) is; built before the heads, as in SB3, so a seed gives SB3's initial weights.
     """
 
     mode_free: ClassVar[bool] = True  # see lit_sb3_core.nets.torch_layers.ignores_training_mode
@@ -519,10 +528,11 @@ class SquashedGaussianActor(PolicyPart, nn.Module):
         full_std: bool = True,
         use_expln: bool = False,
         clip_mean: float = 2.0,
+        make_mlp: MlpFactory = create_mlp,
     ) -> None:
         super().__init__()
         self.features_extractor = features_extractor
-        self.latent_pi = create_mlp(features_extractor.features_dim, -1, net_arch, activation_fn)
+        self.latent_pi = make_mlp(features_extractor.features_dim, -1, net_arch, activation_fn)
         last = net_arch[-1] if len(net_arch) > 0 else features_extractor.features_dim
         self.action_dim = action_dim
         self._skip_extractor = is_identity_extractor(features_extractor)
@@ -582,8 +592,11 @@ class SquashedGaussianActor(PolicyPart, nn.Module):
             noise = torch.randn_like(mean)
         actions = torch.tanh(mean + log_std.exp() * noise)
         # Gaussian log-density at mean + std * noise is -noise^2 / 2 - log_std - log(sqrt(2 pi)), summed;
-        # the change of variables through tanh subtracts log(1 - tanh^2).
-        log_prob = (-0.5 * noise.square() - log_std - torch.log1p(_TANH_EPS - actions.square())).sum(dim=1)
+        # the change of variables through tanh subtracts log(1 - tanh^2 + eps), written as SB3 writes it:
+        # where tanh saturates, 1 - tanh^2 is a difference of nearly equal numbers, and another spelling
+        # (log1p(eps - tanh^2)) rounds differently, by 1e-4 at |tanh| = 0.9999.
+        correction = torch.log(1.0 - actions.square() + _TANH_EPS)
+        log_prob = (-0.5 * noise.square() - log_std - correction).sum(dim=1)
         return actions, log_prob - self.action_dim * _LOG_SQRT_2PI
 
     # gSDE -----------------------------------------------------------------------------------------------

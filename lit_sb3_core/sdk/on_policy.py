@@ -25,7 +25,7 @@ from gymnasium import spaces
 
 from lit_sb3_core.data.rollout_buffer import RolloutBuffer
 from lit_sb3_core.engine.lightning_internals import SIGTERMException, attached_trainer
-from lit_sb3_core.errors import ConfigurationError, ConflictingOptionsError
+from lit_sb3_core.errors import ConfigurationError, ConflictingOptionsError, PolicyKwargsError
 from lit_sb3_core.foundation.checks import (
     check_bool,
     check_fraction,
@@ -216,11 +216,21 @@ class OnPolicyAlgorithm(RLAlgorithm):
     def make_policy(
         self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
     ) -> torch.nn.Module:
-        """The policy, given the algorithm's ``use_sde`` as SB3 does; unknown policy_kwargs are refused."""
+        """The policy, given the algorithm's ``use_sde`` as SB3 does; policy_kwargs the policy cannot take
+        are refused with a ``TypeError`` (``PolicyKwargsError``), as SB3's call of the policy class does."""
+        name = type(self).__name__
         if "use_sde" in policy_kwargs:
-            raise ConfigurationError(
-                f"Pass use_sde to {type(self).__name__}(use_sde=...), not in policy_kwargs: the algorithm "
-                "resamples the gSDE noise."
+            # SB3's on-policy algorithms call policy_class(..., use_sde=self.use_sde, **policy_kwargs):
+            # "got multiple values for keyword argument 'use_sde'", whatever the values.
+            fix = (
+                f"pass it to {name}(use_sde=...) only"
+                if "use_sde" in inspect.signature(type(self)).parameters
+                else f"{name} does not explore with gSDE, drop it"
+            )
+            raise PolicyKwargsError(
+                f"{name} gives the policy its own use_sde, so policy_kwargs cannot hold use_sde too (SB3 "
+                f"raises the same TypeError): {fix}.",
+                field="policy_kwargs.use_sde",
             )
         if self.use_sde:
             policy_kwargs = {**policy_kwargs, "use_sde": True}
@@ -229,8 +239,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
         except TypeError as exc:
             skip = ("observation_space", "action_space")
             accepted = [p for p in inspect.signature(policy_cls).parameters if p not in skip]
-            raise ConfigurationError(
-                f"policy_kwargs do not fit {policy_cls.__name__}: {exc}. It accepts {', '.join(accepted)}."
+            raise PolicyKwargsError(
+                f"policy_kwargs do not fit {policy_cls.__name__}: {exc}. It accepts {', '.join(accepted)}.",
+                field="policy_kwargs",
             ) from None
         return super().make_policy(policy_cls, policy_kwargs)
 

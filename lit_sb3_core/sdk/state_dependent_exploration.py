@@ -34,8 +34,8 @@ class StateDependentExploration(_Algorithm):
     OffPolicyAlgorithm)``; the policy's ``actor`` needs ``reset_noise(n)`` and ``get_std()`` with gSDE.
 
     Call ``init_sde(use_sde, sde_sample_freq, use_sde_at_warmup)`` in ``__init__`` before
-    ``super().__init__``. The policy is then built with ``use_sde`` (SB3 copies the algorithm's into the
-    policy's arguments; passing it in ``policy_kwargs`` is refused, since the algorithm draws the noise).
+    ``super().__init__``. The policy is then built with the algorithm's ``use_sde``, which overrides one in
+    ``policy_kwargs`` (SB3 writes the algorithm's into the policy's arguments; the algorithm draws the noise).
     ``train_on_buffer`` must call ``reset_actor_noise()`` before it samples from the actor in each
     gradient step.
     """
@@ -63,14 +63,11 @@ class StateDependentExploration(_Algorithm):
     def make_policy(
         self, policy_cls: type[torch.nn.Module], policy_kwargs: dict[str, Any]
     ) -> torch.nn.Module:
-        """The policy, given the algorithm's ``use_sde`` as SB3 does (the algorithm redraws the noise)."""
-        if "use_sde" in policy_kwargs:
-            raise ConfigurationError(
-                f"Pass use_sde to {type(self).__name__}(use_sde=...), not in policy_kwargs: the algorithm "
-                "redraws the gSDE noise while collecting and training."
-            )
+        """The policy, built with the algorithm's ``use_sde`` as SB3 does: SB3's off-policy algorithms write
+        their ``use_sde`` into ``policy_kwargs``, so a ``use_sde`` there is accepted and overridden."""
+        policy_kwargs = {key: value for key, value in policy_kwargs.items() if key != "use_sde"}
         if self.use_sde:
-            policy_kwargs = {**policy_kwargs, "use_sde": True}
+            policy_kwargs["use_sde"] = True
         return super().make_policy(policy_cls, policy_kwargs)
 
     def reset_actor_noise(self, n_envs: int = 1) -> None:

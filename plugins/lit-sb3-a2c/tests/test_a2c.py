@@ -124,7 +124,7 @@ def test_one_update_matches_stable_baselines3(env_id: str, extra: dict[str, Any]
         ({"max_grad_norm": 0.0}, "max_grad_norm"),
         ({"n_steps": 0}, "n_steps"),
         ({"env": "CartPole-v1", "use_sde": True}, "gSDE needs Box actions"),
-        ({"env": "Pendulum-v1", "policy_kwargs": {"use_sde": True}}, "Pass use_sde to"),
+        ({"env": "Pendulum-v1", "policy_kwargs": {"use_sde": True}}, "policy_kwargs cannot hold use_sde"),
         ({"gae_lambda": 1.5}, "gae_lambda"),
     ],
 )

@@ -12,16 +12,17 @@ minibatch statistics *corrected toward the running ones*,
 where ``mu``/``sigma`` are the running mean and standard deviation, ``r`` is clipped to
 ``[1/r_max, r_max]``, ``d`` to ``[-d_max, d_max]``, and neither carries a gradient. Unclipped, this is
 exactly normalization by the running statistics; the gradients still see the batch's. During the first
-``warmup_steps`` training forward passes ``r = 1`` and ``d = 0``: plain batch norm, while the running
+``warmup_steps + 1`` training forward passes ``r = 1`` and ``d = 0``: plain batch norm, while the running
 statistics settle. In eval mode the layer normalizes with the running statistics alone.
 
-Conventions (chosen so that the warm-up is exactly ``torch.nn.BatchNorm1d``): the minibatch variance of the
-normalization is the biased one, the running variance is updated with the unbiased one, and ``momentum``
-is the weight of the new batch, ``running <- (1 - momentum) * running + momentum * batch``. sb3-contrib
-2.9's ``BatchRenorm`` differs in details that only move results by fractions of a percent: it uses the
-unbiased variance in the normalization too, adds ``eps`` to the corrected variance rather than to the batch
-variance, and switches to renormalization one forward pass later. Its state names (``ra_mean``,
-``ra_var``, ``steps``, ``scale``, ``bias``) are kept, so parameters line up with sb3-contrib's.
+Conventions are sb3-contrib's, so that a seed and the same minibatches give its numbers (the CrossQ
+parity test): the minibatch variance is the unbiased one, in the normalization and in the running
+variance; ``momentum`` is the weight of the new batch, ``running <- (1 - momentum) * running + momentum *
+batch``; the renormalization writes ``x_hat = (x - mu) / sqrt(var + eps)`` with the corrected ``mu = mu_B -
+d * sigma_B / r`` and ``var = sigma_B^2 / r^2`` (``eps`` added there, not to the batch variance); and it
+starts once ``steps > warmup_steps``, after ``warmup_steps + 1`` passes of plain batch norm. The warm-up is thus
+``torch.nn.BatchNorm1d`` up to its biased normalization variance. The state names (``ra_mean``, ``ra_var``,
+``steps``, ``scale``, ``bias``) are sb3-contrib's too, so parameters line up.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class BatchRenorm(nn.Module):
         eps: added to variances before the square root.
         momentum: weight of the current batch in the running averages (sb3-contrib's CrossQ: 0.01).
         affine: learn a per-feature scale and bias applied after normalizing.
-        warmup_steps: training forward passes of plain batch norm before the renormalization starts.
+        warmup_steps: plain batch norm for the first ``warmup_steps + 1`` training forward passes, then
+            renormalization (sb3-contrib's count: it renormalizes once ``steps > warmup_steps``).
         r_max / d_max: clip of the scale correction ``r`` (to ``[1/r_max, r_max]``) and of the shift
             correction ``d`` (to ``[-d_max, d_max]``); sb3-contrib's values.
     """
@@ -99,7 +101,7 @@ class BatchRenorm(nn.Module):
         return torch.addcmul(shift, source, weight)
 
     def _renormalize(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``x_hat = (x - mu_B) / sigma_B * r + d`` as ``(x - mu_B, r / sigma_B, d)``; updates the running stats."""
+        """The normalization as ``(x - mu_B, weight, shift)``; updates the running statistics."""
         n = x.shape[0]
         if n < 2:
             raise ValueError(
@@ -109,20 +111,24 @@ class BatchRenorm(nn.Module):
         # Centring by hand: torch.var_mean over dim 0 is an order of magnitude slower on CPU.
         batch_mean = x.mean(dim=0)
         centered = x - batch_mean
-        batch_var = centered.square().mean(dim=0)
-        batch_std = torch.sqrt(batch_var + self.eps)
+        batch_var = centered.square().sum(dim=0) / (n - 1)
         with torch.no_grad():
             running_std = torch.sqrt(self.ra_var + self.eps)
-            r = (batch_std / running_std).clamp(1.0 / self.r_max, self.r_max)
+            r = (torch.sqrt(batch_var + self.eps) / running_std).clamp(1.0 / self.r_max, self.r_max)
             d = ((batch_mean - self.ra_mean) / running_std).clamp(-self.d_max, self.d_max)
-            warmed_up = self.steps >= self.warmup_steps  # a tensor: no host sync on accelerators
-            r = torch.where(warmed_up, r, 1.0)
-            d = torch.where(warmed_up, d, 0.0)
+            renormalizing = self.steps > self.warmup_steps  # a tensor: no host sync on accelerators
+            r = torch.where(renormalizing, r, 1.0)
+            d = torch.where(renormalizing, d, 0.0)
             stats_dtype = self.ra_mean.dtype
-            self.ra_mean.lerp_(batch_mean.to(stats_dtype), self.momentum)
-            self.ra_var.lerp_((batch_var * (n / (n - 1))).to(stats_dtype), self.momentum)
+            self.ra_mean.lerp_(batch_mean.detach().to(stats_dtype), self.momentum)
+            self.ra_var.lerp_(batch_var.detach().to(stats_dtype), self.momentum)
             self.steps += 1
-        return centered, r / batch_std, d
+        # (x - mu) / sqrt(var + eps) with mu = mu_B - d * sigma_B / r and var = sigma_B^2 / r^2, so that
+        # unclipped it is (x - running mean) / running std. sigma_B is floored above 0: a constant feature
+        # (a dead ReLU) would otherwise get an infinite gradient through sqrt, and d = 0 does not cancel it.
+        weight = torch.rsqrt(batch_var / r.square() + self.eps)
+        shift = d * torch.sqrt(batch_var.clamp_min(torch.finfo(batch_var.dtype).tiny)) / r * weight
+        return centered, weight, shift
 
     def extra_repr(self) -> str:
         return (

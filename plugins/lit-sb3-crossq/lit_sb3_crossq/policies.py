@@ -24,6 +24,7 @@ from lit_sb3_core.sdk import (
     check_non_negative_int,
     check_number,
     check_positive_number,
+    create_mlp,
     describe_space,
     resolve_named_class,
 )
@@ -78,12 +79,14 @@ class CrossQActor(SquashedGaussianActor):
         norm: NormFactory | None = None,
         **sde_kwargs: Any,
     ) -> None:
-        super().__init__(features_extractor, action_dim, net_arch, activation_fn, **sde_kwargs)
-        if norm is not None:
-            latent = renorm_mlp(features_extractor.features_dim, -1, net_arch, activation_fn, norm)
-            if len(net_arch) > 0:
-                latent.append(norm(int(net_arch[-1])))
-            self.latent_pi = latent
+        # Each network is built once, in sb3-contrib's order (latent layers, then the heads): a seed then
+        # gives sb3-contrib's initial weights.
+        make_mlp = create_mlp if norm is None else partial(renorm_mlp, norm=norm)
+        super().__init__(
+            features_extractor, action_dim, net_arch, activation_fn, make_mlp=make_mlp, **sde_kwargs
+        )
+        if norm is not None and len(net_arch) > 0:
+            self.latent_pi.append(norm(int(net_arch[-1])))  # no random numbers: the order stays sb3-contrib's
 
 
 class CrossQCritic(ContinuousCritic):
@@ -113,13 +116,14 @@ class CrossQCritic(ContinuousCritic):
         norm: NormFactory | None = None,
     ) -> None:
         super().__init__(
-            features_extractor, action_dim, net_arch, activation_fn, n_critics, share_features_extractor
+            features_extractor,
+            action_dim,
+            net_arch,
+            activation_fn,
+            n_critics,
+            share_features_extractor,
+            make_mlp=create_mlp if norm is None else partial(renorm_mlp, norm=norm),
         )
-        if norm is not None:
-            in_dim = features_extractor.features_dim + action_dim
-            for index in range(n_critics):
-                self.add_module(f"qf{index}", renorm_mlp(in_dim, 1, net_arch, activation_fn, norm))
-            self.q_networks = [getattr(self, f"qf{index}") for index in range(n_critics)]
 
     def make_target(self, features_extractor: BaseFeaturesExtractor | None = None) -> ContinuousCritic:
         raise TypeError("CrossQ's critic has no target network: it bootstraps from itself.")

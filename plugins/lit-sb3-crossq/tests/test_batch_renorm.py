@@ -1,4 +1,5 @@
-"""The math of BatchRenorm: warm-up as plain batch norm, clipped r/d corrections, running statistics, modes."""
+"""The math of BatchRenorm: warm-up as plain batch norm, clipped r/d corrections, running statistics, modes,
+and sb3-contrib's BatchRenorm1d's numbers pass for pass."""
 
 from __future__ import annotations
 
@@ -26,16 +27,16 @@ def layer(features: int = 5, **kwargs: object) -> BatchRenorm:
 
 
 def test_warm_up_is_plain_batch_norm() -> None:
-    """During warm-up the layer is torch's BatchNorm1d: outputs, running statistics and gradients."""
+    """During warm-up the layer is batch norm with the unbiased batch variance (sb3-contrib's): outputs and
+    gradients through the batch statistics; the running statistics are torch's BatchNorm1d's."""
     renorm = layer(warmup_steps=10)
     reference = nn.BatchNorm1d(5, eps=0.001, momentum=0.01).double()
-    with torch.no_grad():
-        reference.weight.copy_(renorm.scale)
-        reference.bias.copy_(renorm.bias)
     for seed in range(4):
         x1 = batch(seed=seed).requires_grad_(True)
         x2 = x1.detach().clone().requires_grad_(True)
-        y1, y2 = renorm(x1), reference(x2)
+        y1 = renorm(x1)
+        reference(x2.detach())  # its running statistics
+        y2 = (x2 - x2.mean(0)) / torch.sqrt(x2.var(0) + 0.001) * renorm.scale.detach() + renorm.bias.detach()
         torch.testing.assert_close(y1, y2)
         weights = torch.randn_like(y1)
         (y1 * weights).sum().backward()
@@ -43,9 +44,34 @@ def test_warm_up_is_plain_batch_norm() -> None:
         torch.testing.assert_close(x1.grad, x2.grad)
     torch.testing.assert_close(renorm.ra_mean, reference.running_mean)
     torch.testing.assert_close(renorm.ra_var, reference.running_var)
-    torch.testing.assert_close(renorm.scale.grad, reference.weight.grad)
-    torch.testing.assert_close(renorm.bias.grad, reference.bias.grad)
     assert renorm.steps.item() == 4
+
+
+def test_matches_sb3_contribs_batch_renorm_through_warm_up_and_after() -> None:
+    """Pass for pass, in training and eval mode: sb3-contrib's outputs, gradients and running statistics."""
+    sb3_layers = pytest.importorskip("sb3_contrib.common.torch_layers")
+    ours = layer(warmup_steps=2, momentum=0.2)
+    theirs = sb3_layers.BatchRenorm1d(5, momentum=0.2, warmup_steps=2).double()
+    theirs.load_state_dict(ours.state_dict())
+    for step in range(7):
+        training = step != 3  # an eval pass in between: no statistics, no step counted
+        ours.train(training)
+        theirs.train(training)
+        # Moving statistics: from step 4 on the layers renormalize, and there r is clipped at r_max on some
+        # features.
+        x1 = batch(seed=step, shift=2.0 * step, scale=1.0 + step).requires_grad_(True)
+        x2 = x1.detach().clone().requires_grad_(True)
+        y1, y2 = ours(x1), theirs(x2)
+        torch.testing.assert_close(y1, y2)
+        weights = torch.randn_like(y1)
+        (y1 * weights).sum().backward()
+        (y2 * weights).sum().backward()
+        torch.testing.assert_close(x1.grad, x2.grad)
+        for name, value in theirs.state_dict().items():
+            torch.testing.assert_close(ours.state_dict()[name], value, msg=lambda m, n=name: f"{n}: {m}")
+    assert ours.steps.item() == 6
+    torch.testing.assert_close(ours.scale.grad, theirs.scale.grad)
+    torch.testing.assert_close(ours.bias.grad, theirs.bias.grad)
 
 
 def test_running_statistics_follow_the_batches_with_momentum() -> None:
@@ -74,8 +100,15 @@ def test_eval_mode_normalizes_with_the_running_statistics_and_leaves_them_alone(
     assert norm.steps.item() == 0
 
 
+def renormalizing(norm: BatchRenorm) -> BatchRenorm:
+    """The layer past its warm-up: it renormalizes once ``steps > warmup_steps`` (sb3-contrib's count)."""
+    with torch.no_grad():
+        norm.steps.fill_(norm.warmup_steps + 1)
+    return norm
+
+
 def test_after_warm_up_the_corrections_are_clipped_and_carry_no_gradient() -> None:
-    norm = layer(warmup_steps=0, momentum=0.01)
+    norm = renormalizing(layer(warmup_steps=0, momentum=0.01))
     # Feature 0 matches its running statistics closely (no clipping); 1 has a far larger spread (r clipped
     # at r_max = 3); 2 a far smaller one (r clipped at 1/3); 3 a far-away mean (d clipped at d_max = 5);
     # 4 a far-away mean on the other side (d clipped at -5).
@@ -87,15 +120,16 @@ def test_after_warm_up_the_corrections_are_clipped_and_carry_no_gradient() -> No
     x = batch(n=128).requires_grad_(True)
     y = norm(x)
 
-    mean, var = x.mean(0), x.var(0, unbiased=False)
-    std = torch.sqrt(var + 0.001)
+    mean, var = x.mean(0), x.var(0)
     running_std = torch.sqrt(running_var + 0.001)
-    r = (std / running_std).detach()
+    r = (torch.sqrt(var + 0.001) / running_std).detach()
     d = ((mean - running_mean) / running_std).detach()
     assert 1 / 3 < r[0] < 3 and -5 < d[0] < 5
     assert r[1] > 3 and r[2] < 1 / 3 and d[3] > 5 and d[4] < -5  # the clips below do bite
     r, d = r.clamp(1 / 3, 3), d.clamp(-5, 5)
-    expected = ((x - mean) / std * r + d) * norm.scale + norm.bias
+    # Normalized with the corrected statistics mu_B - d * sigma_B / r and sigma_B^2 / r^2.
+    corrected_mean, corrected_var = mean - d * var.sqrt() / r, var / r.square()
+    expected = (x - corrected_mean) / torch.sqrt(corrected_var + 0.001) * norm.scale + norm.bias
     torch.testing.assert_close(y, expected)
 
     weights = torch.randn_like(y)
@@ -107,8 +141,9 @@ def test_after_warm_up_the_corrections_are_clipped_and_carry_no_gradient() -> No
 
 
 def test_unclipped_renormalization_matches_the_running_statistics() -> None:
-    """Within the clips, the training output equals normalizing by the running statistics (eval mode)."""
-    norm = layer(warmup_steps=0)
+    """Within the clips, the training output equals normalizing by the running statistics (eval mode), up
+    to where eps enters (negligible here)."""
+    norm = renormalizing(layer(warmup_steps=0, eps=1e-12))
     x = batch()
     with torch.no_grad():
         norm.ra_mean.copy_(x.mean(0) + 0.3)
@@ -119,14 +154,15 @@ def test_unclipped_renormalization_matches_the_running_statistics() -> None:
     torch.testing.assert_close(norm(x), with_running_statistics)
 
 
-def test_renormalization_starts_after_warmup_steps_training_passes() -> None:
+def test_renormalization_starts_after_warmup_steps_plus_one_training_passes() -> None:
+    """sb3-contrib's count: renormalizing once ``steps > warmup_steps``."""
     norm = layer(warmup_steps=2)
     plain = layer(warmup_steps=10**9)
-    for step in range(4):
+    for step in range(5):
         x = batch(seed=step, shift=10.0 * step)  # moving statistics: renormalized outputs differ
         same = torch.allclose(norm(x), plain(x))
-        assert same == (step < 2), step
-    assert norm.steps.item() == 4
+        assert same == (step <= 2), step
+    assert norm.steps.item() == 5
     # Eval passes do not count toward the warm-up.
     fresh = layer(warmup_steps=1).eval()
     fresh(batch())

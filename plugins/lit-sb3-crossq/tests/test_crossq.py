@@ -36,16 +36,15 @@ SMALL = {
 }
 
 
-@pytest.mark.xfail(
-    reason="2026-12-02: ends at about -820 (random level) on every branch of this session, the session's base "
-    "included, after passing on 2026-12-01; cause not found yet (a dependency of today's fresh venv?). "
-    "Investigate before release.",
-    strict=False,
-)
 def test_learns_pendulum() -> None:
-    """Small networks, rl-zoo3's policy_delay: far better than random (about -1200) in 2.5k steps."""
+    """Small networks, rl-zoo3's policy_delay: far better than random (about -1200) in 4k steps.
+
+    Both libraries, 16 seeds each (2026-12-05): at 4k steps every seed ends between -165 and -205 in
+    lit-sb3; at 2.5k steps about one seed in five is still at -400 to -820 in lit-sb3 and in sb3-contrib
+    alike (this seed among them since the random stream became SB3's), so 2.5k did not separate learning
+    from chance."""
     model = CrossQ(policy_delay=2, batch_size=64, policy_kwargs={"net_arch": [64, 64]}, seed=0)
-    model.learn(2500, env="Pendulum-v1")
+    model.learn(4000, env="Pendulum-v1")
     mean_reward, _ = evaluate_policy(model, seeded_env("Pendulum-v1"), n_eval_episodes=10)
     assert mean_reward > -400, mean_reward
 
@@ -232,8 +231,8 @@ def test_unsupported_spaces_and_bad_arguments_are_refused() -> None:
         CrossQ(target_entropy="high")
     with pytest.raises(ConfigurationError, match="needs use_sde=True"):
         CrossQ(use_sde_at_warmup=True)
-    with pytest.raises(ConfigurationError, match="not in policy_kwargs"):
-        CrossQ(env="Pendulum-v1", policy_kwargs={"use_sde": True})
+    # As sb3-contrib, a use_sde in policy_kwargs is overridden by the algorithm's.
+    assert CrossQ(env="Pendulum-v1", policy_kwargs={"use_sde": True}).policy.actor.sde_noise is None
     with pytest.raises(ConfigurationError, match="policy_delay"):
         CrossQ(policy_delay=0)
     with pytest.raises(ConfigurationError, match="batch_size must be an integer >= 2"):

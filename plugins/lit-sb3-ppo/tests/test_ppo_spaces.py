@@ -321,7 +321,7 @@ def _tensors(obs: Any) -> Any:
             {"use_sde": True},
             r"PPO\(use_sde=True\): gSDE needs Box actions.*Discrete\(2\)",
         ),
-        (VEC, spaces.Discrete(2), {"policy_kwargs": {"use_sde": True}}, "not in policy_kwargs"),
+        (VEC, spaces.Discrete(2), {"policy_kwargs": {"use_sde": True}}, "policy_kwargs cannot hold use_sde"),
         (
             VEC,
             spaces.Discrete(2),

@@ -217,7 +217,7 @@ def test_hyperparameters_are_trpo_arguments_only() -> None:
         ({"n_critic_updates": 1.5}, "n_critic_updates"),
         ({"sub_sampling_factor": 0}, "sub_sampling_factor"),
         ({"env": "CartPole-v1", "use_sde": True}, "gSDE needs Box actions"),
-        ({"env": "Pendulum-v1", "policy_kwargs": {"use_sde": True}}, "Pass use_sde to"),
+        ({"env": "Pendulum-v1", "policy_kwargs": {"use_sde": True}}, "policy_kwargs cannot hold use_sde"),
     ],
 )
 def test_bad_hyperparameters_are_explained(kwargs: dict[str, Any], message: str) -> None:

@@ -198,7 +198,11 @@ class RewardNormalizer(nn.Module):
         if update:
             self.rms.update(self._returns)
         self._returns[dones] = 0.0
+        return self.scaled(rewards)
+
+    def scaled(self, rewards: np.ndarray) -> np.ndarray:
+        """``rewards`` divided by the current std of the return and clipped, without learning anything."""
         views = self.rms.host_views()
         variance = float(views[1]) if views is not None else float(self.rms.var)
         scale = float(np.sqrt(variance + self.epsilon))
-        return np.clip(rewards / scale, -self.clip, self.clip).astype(np.float32)
+        return np.clip(np.asarray(rewards) / scale, -self.clip, self.clip).astype(np.float32)

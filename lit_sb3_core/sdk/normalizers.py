@@ -1,16 +1,20 @@
 """Observation and reward normalization as the loops apply it: a helper RLAlgorithm holds (``self.normalizers``).
 
 ``RLEnvDataModule(normalize=...)`` or a model file asks for it (``RLAlgorithm.configure_normalization``
-attaches ``obs_normalizer``/``reward_normalizer``); without it both calls return their input unchanged.
+attaches ``obs_normalizer``/``reward_normalizer``); without it every call returns its input unchanged.
+``normalize_obs``/``normalize_reward`` are ``VecNormalize``'s methods of those names: off-policy algorithms
+store original observations and rewards and hand this object to ``replay_buffer.sample(..., env=...)``, which
+normalizes each minibatch with the current statistics, as SB3's buffers do with a ``VecNormalize``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    import numpy as np
+import numpy as np
+import torch
 
+if TYPE_CHECKING:
     from lit_sb3_core.data.normalization import ObservationNormalizer, RewardNormalizer
 
 __all__ = ["Normalizers"]
@@ -31,3 +35,21 @@ class Normalizers:
         """Rewards scaled by the running return std (unchanged without reward normalization)."""
         normalizer: RewardNormalizer | None = self.algorithm.reward_normalizer
         return rewards if normalizer is None else normalizer(rewards, dones)
+
+    @property
+    def active(self) -> bool:
+        """Whether observations or rewards are normalized."""
+        return self.algorithm.obs_normalizer is not None or self.algorithm.reward_normalizer is not None
+
+    def normalize_obs(self, obs: Any) -> Any:
+        """A numpy batch of observations normalized with the current statistics, which it leaves as they are."""
+        normalizer: ObservationNormalizer | None = self.algorithm.obs_normalizer
+        if normalizer is None:
+            return obs
+        values = torch.as_tensor(np.asarray(obs), device=normalizer.rms.mean.device)
+        return normalizer.normalize(values).cpu().numpy()
+
+    def normalize_reward(self, reward: np.ndarray) -> np.ndarray:
+        """Rewards scaled by the current std of the return (float32), which it leaves as it is."""
+        normalizer: RewardNormalizer | None = self.algorithm.reward_normalizer
+        return np.asarray(reward, dtype=np.float32) if normalizer is None else normalizer.scaled(reward)

@@ -187,6 +187,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
         "exploration_rate",
     }
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Box, spaces.Discrete)
+    # RLEnvDataModule(normalize=...): raw transitions in the buffer, minibatches normalized (sample_replay)
+    supports_normalization: ClassVar[bool] = True
     dispatches_step_callbacks: ClassVar[bool] = True
     # Several partial backward passes per gradient step (see RLAlgorithm.average_gradients_per_step).
     average_gradients_per_step: ClassVar[bool] = True
@@ -260,8 +262,9 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self._train_stats = _TrainStats()
         self.exploration_rng: np.random.Generator | GlobalNumpyRng | None = None
         self._pending_off_policy_state: dict[str, Any] | None = None
-        # The training env's VecNormalize during a run: the buffer stores originals, minibatches are normalized
-        self._replay_vec_normalize: Any = None
+        # What normalizes minibatches during a run (the buffer stores originals): the training env's
+        # VecNormalize, or self.normalizers with RLEnvDataModule(normalize=...); None without normalization
+        self._replay_normalization: Any = None
         self._originals: OriginalTransitions | None = None
         super().__init__(
             policy=policy,
@@ -422,8 +425,15 @@ class OffPolicyAlgorithm(RLAlgorithm):
             self.exploration_rng = GlobalNumpyRng() if seed is None else np.random.default_rng(seed)
         self._apply_pending_state()
         vec_normalize = self.get_vec_normalize_env()
-        self._replay_vec_normalize = vec_normalize
+        if vec_normalize is not None and self.normalizers.active:
+            # the policy would act on twice-normalized observations but learn from once-normalized minibatches
+            raise ConfigurationError(
+                f"This model normalizes with its own statistics (normalize={self.normalization}), and its "
+                "training env is wrapped in SB3's VecNormalize, which normalizes what the env returns a second "
+                "time. Train it on an env without VecNormalize."
+            )
         self._originals = None if vec_normalize is None else OriginalTransitions(vec_normalize, self.last_obs)
+        self._replay_normalization = vec_normalize or (self.normalizers if self.normalizers.active else None)
         self._step_increment = n_envs * self.world_size
         self._chunks_per_batch = self._chunks_per_batch_for(n_envs)
         self._log_episode_mark = self.episode_num
@@ -534,15 +544,18 @@ class OffPolicyAlgorithm(RLAlgorithm):
 
         With a ``VecNormalize`` training env the buffer holds the original observations and rewards, and
         they are normalized here with the wrapper's current statistics (SB3's
-        ``replay_buffer.sample(batch_size, env=self._vec_normalize_env)``); otherwise as stored.
+        ``replay_buffer.sample(batch_size, env=self._vec_normalize_env)``); with ``RLEnvDataModule(normalize=...)``
+        with the model's own statistics (``self.normalizers``) the same way; otherwise as stored.
         """
-        buffer, vec_normalize = self.replay_buffer, self._replay_vec_normalize
+        buffer, normalization = self.replay_buffer, self._replay_normalization
         assert buffer is not None
+        if normalization is None and self.normalizers.active:  # train() outside a run (a loaded model)
+            normalization = self.normalizers
         # env= only when there is one: a buffer class of the user's may take batch_size alone
         return (
             buffer.sample(batch_size)
-            if vec_normalize is None
-            else buffer.sample(batch_size, env=vec_normalize)
+            if normalization is None
+            else buffer.sample(batch_size, env=normalization)
         )
 
     def update_learning_rate(self, optimizers: Any) -> float:
@@ -568,6 +581,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
         increment, random_until = self._step_increment, self.random_warmup_steps()
         update_progress = self.budget.update_progress  # progress_remaining, for the schedules
         originals = self._originals  # with a VecNormalize env: store its original observations and rewards
+        # RLEnvDataModule(normalize=...): the policy acts on normalized observations, the buffer keeps raw ones
+        own = self.normalizers if self.normalizers.active else None
         callbacks = self.step_callbacks
         wants_infos = bool(getattr(buffer, "copy_info_dict", False))  # a buffer that keeps the step infos
         if wants_infos:
@@ -577,11 +592,14 @@ class OffPolicyAlgorithm(RLAlgorithm):
             callbacks.rollout_start()
         steps = episodes = 0
         while (steps < frequency) if by_steps else (episodes < frequency):
+            acting_obs = self.last_obs
+            if own is not None:  # statistics learn from every observation, random warm-up steps included
+                acting_obs = own.obs(obs_to_tensor(acting_obs, self.device), update=True)
             if self.num_timesteps < random_until:
                 env_actions = self.random_actions()
                 buffer_actions = self._scale(env_actions) if box else env_actions - discrete_offset
             else:
-                buffer_actions = explore(self.last_obs)
+                buffer_actions = explore(acting_obs)
             if box:
                 if noise is not None:
                     buffer_actions = np.clip(buffer_actions + noise(), -1.0, 1.0)
@@ -593,6 +611,8 @@ class OffPolicyAlgorithm(RLAlgorithm):
             self.num_timesteps += increment
             dones = terminated | truncated
             any_done = dones.any()
+            if own is not None:  # the return's std learns from the rewards, which are stored raw
+                own.rewards(np.asarray(rewards, dtype=np.float32), dones)
             if originals is None:
                 stored_obs, stored_rewards = self.last_obs, rewards
                 next_obs = self._true_next_obs(new_obs, infos, dones) if any_done else new_obs

@@ -125,3 +125,44 @@ def test_qrdqn_weights_after_training_equal_sb3_contribs() -> None:
     lit = _lit("QRDQN", 400, **kwargs)
     renamed = {k.replace("q_net", "quantile_net"): v for k, v in lit.items()}
     _assert_same_weights(sb3, renamed)
+
+
+def test_dqn_her_with_torchs_default_adam_is_sb3s_run_bit_for_bit() -> None:
+    """DQN + HER on BitFlippingEnv (SB3's test_performance_her set-up, shorter): with Adam built as SB3
+    builds it (``fused=False``; lit-sb3's default is the fused kernel, ~3x faster per step, which rounds
+    differently in the last bits) every weight equals SB3's exactly, not only to float rounding."""
+    import stable_baselines3
+    from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
+    from stable_baselines3.common.envs import BitFlippingEnv as SB3BitFlippingEnv
+
+    import lit_sb3
+    from lit_sb3.common.env_util import make_vec_env as lit_make_vec_env
+    from lit_sb3.common.envs import BitFlippingEnv as LitBitFlippingEnv
+
+    kwargs: dict[str, Any] = {
+        "replay_buffer_kwargs": {"n_sampled_goal": 5, "goal_selection_strategy": "future"},
+        "learning_rate": 2e-3,
+        "train_freq": 1,
+        "gradient_steps": 2,
+        "learning_starts": 20,
+        "exploration_final_eps": 0.02,
+        "target_update_interval": 100,
+        "batch_size": 32,
+        "buffer_size": 10_000,
+        "seed": 0,
+        "device": "cpu",
+        "policy_kwargs": {"optimizer_kwargs": {"fused": False}},
+    }
+    weights = []
+    for library, make_vec_env, env_class in (
+        (stable_baselines3, sb3_make_vec_env, SB3BitFlippingEnv),
+        (lit_sb3, lit_make_vec_env, LitBitFlippingEnv),
+    ):
+        env = make_vec_env(lambda env_class=env_class: env_class(n_bits=10, continuous=False), n_envs=2)
+        model = library.DQN("MultiInputPolicy", env, replay_buffer_class=library.HerReplayBuffer, **kwargs)
+        model.learn(total_timesteps=400)
+        weights.append({k: v.detach().clone() for k, v in model.policy.state_dict().items()})
+    sb3, lit = weights
+    assert lit.keys() == sb3.keys()
+    for name, weight in lit.items():
+        assert torch.equal(weight, sb3[name]), f"{name} differs from SB3's"

@@ -135,6 +135,9 @@ CASES: list[Case] = [
               "(its workers' CPU too), from inductor's on-disk cache when warm."),
     Case("ppo-default-8env", "ppo", "stable_baselines3:PPO", "CartPole-v1", "SB3 defaults, 8 envs", 100_000,
          20_000, n_envs=8),
+    Case("ppo-default-8env-compile", "ppo", "stable_baselines3:PPO", "CartPole-v1",
+         "SB3 defaults, 8 envs, lit-sb3 compile=True", 100_000, 20_000, n_envs=8, lit_hyperparams={"compile": True},
+         note="lit-sb3's minibatch update as one torch.compile program; the whole run includes the compile."),
     Case("ppo-default-1env", "ppo", "stable_baselines3:PPO", "CartPole-v1", "SB3 defaults, 1 env", 100_000,
          20_000),
     # --- A2C: updates every n_steps * n_envs = 40 / 64 steps, so per-iteration overhead shows most ---
@@ -231,6 +234,9 @@ CASES: list[Case] = [
          lit_trainer={"precision": "bf16-mixed"}),
     Case("tqc-zoo-compiled", "tqc", "sb3_contrib:TQC", "Pendulum-v1", "rl-zoo3, lit-sb3 compile=True", 20_000, 1_000,
          {"learning_rate": 1e-3}, lit_hyperparams={"compile": True}),
+    Case("tqc-zoo-bf16-compiled", "tqc", "sb3_contrib:TQC", "Pendulum-v1", "rl-zoo3, lit-sb3 compile=True + bf16-mixed",
+         20_000, 1_000, {"learning_rate": 1e-3}, lit_hyperparams={"compile": True},
+         lit_trainer={"precision": "bf16-mixed"}),
     Case("crossq-zoo", "crossq", "sb3_contrib:CrossQ", "Pendulum-v1", "rl-zoo3", 20_000, 1_000,
          {"policy_delay": 2, "policy_kwargs": {"net_arch": [256, 256]}}),
 ]  # fmt: skip

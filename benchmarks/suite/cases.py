@@ -143,6 +143,11 @@ CASES: list[Case] = [
     # --- A2C: updates every n_steps * n_envs = 40 / 64 steps, so per-iteration overhead shows most ---
     Case("a2c-zoo-cartpole", "a2c", "stable_baselines3:A2C", "CartPole-v1", "rl-zoo3, 8 envs", 500_000, 30_000,
          {"ent_coef": 0.0}, n_envs=8, note="rl-zoo3's entry is SB3's defaults with 8 envs."),
+    Case("a2c-zoo-cartpole-compile", "a2c", "stable_baselines3:A2C", "CartPole-v1",
+         "rl-zoo3, 8 envs, lit-sb3 compile=True", 500_000, 30_000, {"ent_coef": 0.0}, n_envs=8,
+         lit_hyperparams={"compile": True},
+         note="lit-sb3's update (RMSprop included) as one torch.compile program; the whole run includes the "
+              "compile."),
     Case("a2c-default-1env", "a2c", "stable_baselines3:A2C", "CartPole-v1", "SB3 defaults, 1 env", 100_000,
          10_000, note="An update every 5 env steps: the tightest on-policy loop."),
     Case("a2c-zoo-pendulum", "a2c", "stable_baselines3:A2C", "Pendulum-v1", "rl-zoo3 (gSDE), 8 envs", 200_000,

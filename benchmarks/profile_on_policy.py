@@ -157,7 +157,8 @@ class LitProbe:
             ("minibatch_loss", "update: loss"),
             ("optimizer_step", "update: optimizer_step"),
         ]:
-            if hasattr(model, name):
+            # Compiled, the evaluation and the loss run inside the program: a timer there would break its graph.
+            if hasattr(model, name) and not (compile and name in ("evaluate_minibatch", "minibatch_loss")):
                 timers.wrap(model, name, label)
         timers.wrap(model.metrics, "log_iteration", "loop: log_iteration")
         timers.wrap(model.budget, "update_progress", "loop: budget")

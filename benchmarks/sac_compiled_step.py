@@ -8,6 +8,9 @@
     python benchmarks/sac_compiled_step.py --variants eager compiled eager-bf16 compiled-bf16
                                                             # also under bf16 autocast
                                                             # (RLTrainer(precision="bf16-mixed"))
+    python benchmarks/sac_compiled_step.py --algo tqc --variants compiled compiled-bf16 --ops 15
+                                                            # where the step alone spends its CPU
+                                                            # (torch.profiler, inductor's kernels named)
 
 SB3's defaults: 256x256 actor and twin critics, batch 256, one gradient step per environment step (SAC: a
 learned temperature; TD3: the actor and targets every second step; TQC: 2 critics of 25 quantiles).
@@ -19,7 +22,10 @@ microseconds per environment step of ``learn(learn_steps)`` (collection, samplin
 fit set-up), median over rounds. The compile cost: wall and CPU seconds of the first ``learn`` of the
 compiled model (warm-up steps and first update), the CPU of inductor's compile workers counted apart.
 ``--variants``: which models take turns (``-bf16``: trained under bf16 autocast, Lightning's
-``precision="bf16-mixed"``; the step alone then runs under ``torch.autocast`` too).
+``precision="bf16-mixed"``; the step alone then runs under ``torch.autocast`` too). ``--ops N``: the step
+alone once more under ``torch.profiler`` (inductor's generated kernels recorded by name,
+``cpp.enable_kernel_profile``: a compile of its own), the N operators and kernels with the most self CPU
+time and the matrix products' share; the profiler's own cost inflates the small kernels.
 """
 
 from __future__ import annotations
@@ -99,6 +105,32 @@ def step_alone(models: dict[str, tuple[Any, str]], calls: int, rounds: int) -> d
     return {name: statistics.median(values) for name, values in timings.items()}
 
 
+MATMULS = ("aten::mm", "aten::addmm", "aten::bmm", "mkldnn::_linear_pointwise")  # the products' operators
+
+
+def operator_profile(models: dict[str, tuple[Any, str]], calls: int, top: int) -> None:
+    """Self CPU time per call of the step alone by operator or inductor kernel, per variant."""
+    from torch.profiler import ProfilerActivity, profile
+
+    first = next(iter(models.values()))[0]
+    arguments = step_arguments(first, first.replay_buffer.sample(first.batch_size))
+    for name, (model, precision) in models.items():
+        program, optimizers = model.update_program(), model.optimizers()
+        with autocast(precision):
+            program(optimizers, *arguments)
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                for _ in range(calls):
+                    program(optimizers, *arguments)
+        rows = [(e.key, e.self_cpu_time_total / calls, e.count // calls) for e in prof.key_averages()]
+        total = sum(us for _, us, _ in rows)
+        matmul = sum(us for key, us, _ in rows if key in MATMULS)
+        print(
+            f"\n{name}: {total:.0f} us of self CPU per step under the profiler; matrix products {matmul:.0f} us"
+        )
+        for key, us, count in sorted(rows, key=lambda row: -row[1])[:top]:
+            print(f"  {us:8.0f} us {100 * us / total:5.1f} %  x{count:<3d} {key[:100]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -116,7 +148,12 @@ def main() -> None:
         choices=["eager", "compiled", "eager-bf16", "compiled-bf16"],
         help="the models that take turns (the first is the ratios' base)",
     )
+    parser.add_argument("--ops", type=int, default=0, metavar="N", help="the step alone's N top operators")
     args = parser.parse_args()
+    if args.ops:
+        import torch._inductor.config as inductor_config
+
+        inductor_config.cpp.enable_kernel_profile = True
     if args.cache:
         os.environ["LIT_SB3_COMPILE_CACHE"] = args.cache
         os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
@@ -154,6 +191,9 @@ def main() -> None:
         f"one {args.algo} gradient step alone (batch 256), CPU us: "
         + ", ".join(f"{name} {us:.0f} ({base / us:.2f}x)" for name, us in alone.items())
     )
+    if args.ops:
+        operator_profile(models, args.calls, args.ops)
+        return
     per_step: dict[str, list[float]] = {name: [] for name in models}
     for _ in range(args.rounds):
         for name, (model, precision) in models.items():

@@ -54,6 +54,12 @@ def quantile_huber_loss(
     huber = F.huber_loss(current.expand(shape), target.expand(shape), reduction="none", delta=1.0)
     with torch.no_grad():  # |tau - 1{target < current}|: the asymmetric quantile weight
         weight = torch.where(target < current, 1.0 - cum_prob, cum_prob).expand(shape)
-    total = torch.dot(weight.reshape(-1), huber.reshape(-1))
+    if torch.compiler.is_compiling():
+        # Inductor fuses a plain sum into the Huber kernel, vectorized (0.3 ms forward and backward for
+        # TQC's pairs); the flattened dot becomes a scalar loop with two integer divisions per element
+        # (4.7 ms), so a compiled update (compile=True) takes the sum.
+        total = (weight * huber).sum()
+    else:
+        total = torch.dot(weight.reshape(-1), huber.reshape(-1))
     count = huber.numel() / shape[-2] if sum_over_quantiles else huber.numel()
     return total / count

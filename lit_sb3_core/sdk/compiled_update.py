@@ -1,17 +1,18 @@
-"""One gradient step as one compiled program: the loss, its gradients, clipping and the Adam update.
+"""One gradient step as one compiled program: the loss, its gradients, clipping and the optimizer's update.
 
 Eager PyTorch dispatches every operator of an update from Python: a DQN step on CartPole is ~290 operator
 calls for ~0.2 ms of arithmetic (benchmarks/profiles.md). ``CompiledStep`` writes the whole step as one
 pure function of tensors (the network evaluated with ``torch.func.functional_call``, the gradients from
-``torch.func.grad_and_value``, clipping by global norm and Adam written as tensor operations) and compiles
-it with ``torch.compile(fullgraph=True)``: one call per gradient step, no graph breaks.
+``torch.func.grad_and_value``, clipping by global norm and the optimizer written as tensor operations in
+compiled_optimizers.py) and compiles it with ``torch.compile(fullgraph=True)``: one call per gradient step, no
+graph breaks.
 
 What stays as it was: the parameters are updated in place (the networks, target updates and checkpoints see
-the same tensors), Adam's state lives in the optimizer's own ``state`` under torch's names (``step``,
-``exp_avg``, ``exp_avg_sq``), so ``optimizer.state_dict()`` and a resumed eager run read it as torch wrote it,
-and the learning rate is read from the optimizer's param group before every step (schedules work, without
-recompiling: it enters the program as a tensor). The arithmetic is Adam's; the results match the eager
-update within float rounding (tests/sdk/test_compiled_update.py).
+the same tensors), the optimizer's state (Adam, AdamW or RMSprop) lives in its own ``state`` under torch's
+names, so ``optimizer.state_dict()`` and a resumed eager run read it as torch wrote it, and the learning rate
+is read from the optimizer's param group before every step (schedules work, without recompiling: it enters
+the program as a tensor). The arithmetic is the optimizer's; the results match the eager update within float
+rounding (tests/sdk/test_compiled_update.py).
 
 Compiling costs seconds to minutes (inductor generates and builds C++); inductor's caches are kept on disk
 in a user cache folder (``compile_cache_dir``: ``$LIT_SB3_COMPILE_CACHE``, else ``$XDG_CACHE_HOME/lit-sb3/
@@ -22,7 +23,7 @@ cache. ``TORCHINDUCTOR_CACHE_DIR`` set by the user wins.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,14 @@ from torch import nn
 
 from lit_sb3_core.engine.lightning_internals import count_optimizer_step, has_step_counters
 from lit_sb3_core.errors import ConfigurationError
+from lit_sb3_core.sdk.compiled_optimizers import (
+    OptimizerSettings,
+    ParameterState,
+    check_compilable,
+    optimizer_settings,
+    optimizer_states,
+    optimizer_update,
+)
 
 __all__ = ["CompiledStep", "compile_cache_dir", "compile_program", "use_compile_cache"]
 
@@ -81,57 +90,6 @@ def compile_program(function: Callable[..., Any]) -> Callable[..., Any]:
     return torch.compile(function, fullgraph=True, dynamic=False, options=PROGRAM_OPTIONS)
 
 
-AdamSettings = tuple[float, float, float, float, bool]  # beta1, beta2, eps, weight_decay, decoupled (AdamW)
-
-
-def check_adam(optimizer: torch.optim.Optimizer) -> None:
-    """Raise ``ConfigurationError`` (naming the fix) unless ``optimizer`` is an Adam/AdamW that the compiled
-    programs run: one parameter group, no amsgrad, maximize, capturable or differentiable mode, a float
-    learning rate."""
-    name = type(optimizer).__name__
-    if type(optimizer) not in (torch.optim.Adam, torch.optim.AdamW) or len(optimizer.param_groups) != 1:
-        raise ConfigurationError(
-            f"compile=True compiles Adam and AdamW updates with one parameter group; this optimizer is {name} "
-            f"with {len(optimizer.param_groups)} group(s). Use optimizer_class=torch.optim.Adam (the "
-            "default) or train with compile=False."
-        )
-    group = optimizer.param_groups[0]
-    unsupported = [
-        option for option in ("amsgrad", "maximize", "capturable", "differentiable") if group.get(option)
-    ]
-    if unsupported or isinstance(group["lr"], torch.Tensor):
-        what = ", ".join(unsupported) or "a tensor learning rate"
-        raise ConfigurationError(
-            f"compile=True does not compile Adam with {what}: drop it from optimizer_kwargs or train "
-            "with compile=False."
-        )
-
-
-def adam_states(
-    optimizer: torch.optim.Optimizer, params: Sequence[torch.Tensor]
-) -> tuple[list[torch.Tensor], list[torch.Tensor], list[torch.Tensor]]:
-    """Adam's state of ``params`` under torch's names (``step``, ``exp_avg``, ``exp_avg_sq``), created as
-    torch's first step would: the compiled update writes it in place, ``state_dict()`` and eager Adam read it."""
-    state = optimizer.state
-    for param in params:
-        if not state.get(param):
-            state[param] = {
-                "step": torch.zeros((), dtype=torch.float32, device=param.device),
-                "exp_avg": torch.zeros_like(param, memory_format=torch.preserve_format),
-                "exp_avg_sq": torch.zeros_like(param, memory_format=torch.preserve_format),
-            }
-    states = [state[p] for p in params]
-    return [s["step"] for s in states], [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states]
-
-
-def adam_settings(optimizer: torch.optim.Optimizer) -> AdamSettings:
-    """The optimizer's constant settings, which enter a compiled program as values."""
-    group = optimizer.param_groups[0]
-    beta1, beta2 = group["betas"]
-    decoupled = bool(group.get("decoupled_weight_decay", type(optimizer) is torch.optim.AdamW))
-    return float(beta1), float(beta2), float(group["eps"]), float(group["weight_decay"]), decoupled
-
-
 def clip_by_global_norm(grads: list[torch.Tensor], max_norm: float) -> list[torch.Tensor]:
     """``grads`` scaled as ``clip_grad_norm_`` scales them (for traced gradients: no ``.grad`` written)."""
     norms = torch.stack([torch.linalg.vector_norm(g) for g in grads])
@@ -141,7 +99,8 @@ def clip_by_global_norm(grads: list[torch.Tensor], max_norm: float) -> list[torc
 
 
 class CompiledStep:
-    """``loss``'s gradient step on ``network`` with an Adam or AdamW optimizer, compiled as one program.
+    """``loss``'s gradient step on ``network`` with an Adam, AdamW or RMSprop optimizer, compiled as one
+    program.
 
     Args:
         network: the module whose parameters the optimizer trains (every parameter must be in it).
@@ -151,12 +110,12 @@ class CompiledStep:
         has_aux: ``loss`` returns ``(loss, aux)``, ``aux`` a dict of tensors computed with the weights
             before the step (metrics: PPO's clip fraction and KL); the step then returns ``(loss, aux)``.
         gate: with ``has_aux``, the name of a boolean entry of ``aux``: where it is False the step leaves
-            the weights, Adam's state and Lightning's step counter as they were (PPO's ``target_kl``: the
-            minibatch whose KL is too large is not applied).
+            the weights, the optimizer's state and Lightning's step counter as they were (PPO's
+            ``target_kl``: the minibatch whose KL is too large is not applied).
 
     ``step(optimizer, *batch)`` runs one step and returns the loss (detached). ``optimizer`` is a
-    ``torch.optim.Adam``/``AdamW`` over ``network``'s parameters (one param group; no amsgrad, maximize,
-    capturable or differentiable mode), or Lightning's wrapper of one (what ``self.optimizers()``
+    ``torch.optim.Adam``/``AdamW``/``RMSprop`` over ``network``'s parameters (one param group; no amsgrad,
+    maximize, capturable or differentiable mode), or Lightning's wrapper of one (what ``self.optimizers()``
     returns), whose step counters (``trainer.global_step``) then count the step as its ``step()`` would.
     The program is compiled on the first call and reused for every later optimizer (each ``learn`` builds a
     new one): its settings enter as values, its state and learning rate as tensors.
@@ -187,7 +146,7 @@ class CompiledStep:
     @staticmethod
     def check_optimizer(optimizer: torch.optim.Optimizer, network: nn.Module) -> None:
         """Raise ``ConfigurationError`` (naming the fix) for an optimizer this step cannot compile."""
-        check_adam(optimizer)
+        check_compilable(optimizer)
         trained = {id(p) for p in optimizer.param_groups[0]["params"]}
         if trained != {id(p) for p in network.parameters()}:
             raise ConfigurationError(
@@ -196,7 +155,7 @@ class CompiledStep:
             )
 
     def _compile(self) -> Callable[..., Any]:
-        """The pure step (gradients of the loss, clipping, Adam; params and state written in place),
+        """The pure step (gradients of the loss, clipping, the optimizer; params and state written in place),
         compiled. It closes over the network, the loss and plain values only, so no guard depends on
         which optimizer object is passed."""
         network, loss_function, max_grad_norm = self.network, self.loss, self.max_grad_norm
@@ -205,11 +164,9 @@ class CompiledStep:
 
         def step(
             params: list[torch.Tensor],
-            steps: list[torch.Tensor],
-            exp_avgs: list[torch.Tensor],
-            exp_avg_sqs: list[torch.Tensor],
+            states: list[ParameterState],
             lr: torch.Tensor,
-            settings: AdamSettings,
+            settings: OptimizerSettings,
             *batch: Any,
         ) -> Any:
             def loss_of(weights: dict[str, torch.Tensor]) -> Any:
@@ -228,16 +185,14 @@ class CompiledStep:
             with torch.no_grad():
                 if max_grad_norm is not None:
                     grads = clip_by_global_norm(grads, max_grad_norm)
-                for param, grad, count, exp_avg, exp_avg_sq in zip(
-                    params, grads, steps, exp_avgs, exp_avg_sqs
-                ):
+                for param, grad, state in zip(params, grads, states):
                     if apply is None:
-                        adam_update(param, grad, count, exp_avg, exp_avg_sq, lr, settings)
+                        optimizer_update(param, grad, state, lr, settings)
                         continue
                     # Gated: the update on copies, written back only where the step applies.
-                    new = [param.clone(), count.clone(), exp_avg.clone(), exp_avg_sq.clone()]
-                    adam_update(new[0], grad, new[1], new[2], new[3], lr, settings)
-                    for old, updated in zip((param, count, exp_avg, exp_avg_sq), new):
+                    new_param, new_state = param.clone(), tuple(item.clone() for item in state)
+                    optimizer_update(new_param, grad, new_state, lr, settings)
+                    for old, updated in zip((param, *state), (new_param, *new_state)):
                         old.copy_(torch.where(apply, updated, old))
             if has_aux:
                 return loss.detach(), {key: item.detach() for key, item in aux.items()}
@@ -263,38 +218,13 @@ class CompiledStep:
         return out[0]
 
     def _run(self, optimizer: torch.optim.Optimizer, batch: tuple[Any, ...]) -> Any:
-        steps, exp_avgs, exp_avg_sqs = adam_states(optimizer, self.params)
+        states = optimizer_states(optimizer, self.params)
         if self._lr is None:
             self._lr = torch.zeros((), dtype=torch.float32, device=self.params[0].device)
         self._lr.fill_(float(optimizer.param_groups[0]["lr"]))
-        settings = adam_settings(optimizer)
+        settings = optimizer_settings(optimizer)
         if self._program is None:
             self._program = self._compile()
         for param in self.params:  # the eager path leaves no stale gradient behind either (zero_grad)
             param.grad = None
-        return self._program(self.params, steps, exp_avgs, exp_avg_sqs, self._lr, settings, *batch)
-
-
-def adam_update(
-    param: torch.Tensor,
-    grad: torch.Tensor,
-    count: torch.Tensor,
-    exp_avg: torch.Tensor,
-    exp_avg_sq: torch.Tensor,
-    lr: torch.Tensor,
-    settings: AdamSettings,
-) -> None:
-    """One Adam/AdamW update of one parameter, in place, as ``torch.optim.Adam``'s single-tensor path."""
-    beta1, beta2, eps, weight_decay, decoupled = settings
-    if weight_decay != 0:
-        if decoupled:
-            param.mul_(1 - lr * weight_decay)
-        else:
-            grad = grad + weight_decay * param
-    count.add_(1)
-    exp_avg.lerp_(grad, 1 - beta1)
-    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-    bias_correction1 = 1 - beta1**count
-    bias_correction2_sqrt = torch.sqrt(1 - beta2**count)
-    denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
-    param.sub_(lr * exp_avg / (bias_correction1 * denom))
+        return self._program(self.params, states, self._lr, settings, *batch)

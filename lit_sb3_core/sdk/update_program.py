@@ -13,11 +13,11 @@ step of its ``i``-th optimizer, ordinary torch code on its policy for the rest (
 * compiled (``compiled=True``): the whole update as one ``torch.compile(fullgraph=True)`` program. The
   policy is evaluated with its weights as the program's inputs (``torch.func.functional_call``);
   ``minimize`` takes the loss's gradients with respect to its optimizer's parameters
-  (``torch.func.grad_and_value``) and applies Adam/AdamW as tensor operations, in place, so a later loss
+  (``torch.func.grad_and_value``) and applies Adam/AdamW/RMSprop as tensor operations, in place, so a later loss
   of the same update reads the new weights (SAC's actor loss reads the critics just stepped).
 
 The compiled program keeps what ``CompiledStep`` keeps (compiled_update.py): the weights are updated in
-place, Adam's state lives in each optimizer under torch's names (``state_dict()``, checkpoints and a
+place, the optimizers' state lives in each optimizer under torch's names (``state_dict()``, checkpoints and a
 resumed eager run read it), learning rates enter as tensors (schedules do not recompile), Lightning's step
 counters count each optimizer stepped, inductor's caches are on disk. A compiled program draws random
 numbers differently from eager torch, so an update that samples takes its noise as an input, drawn
@@ -35,15 +35,15 @@ from torch import nn
 
 from lit_sb3_core.engine.lightning_internals import count_optimizer_step, has_step_counters
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk.compiled_update import (
-    AdamSettings,
-    adam_settings,
-    adam_states,
-    adam_update,
-    check_adam,
-    clip_by_global_norm,
-    compile_program,
+from lit_sb3_core.sdk.compiled_optimizers import (
+    OptimizerSettings,
+    ParameterState,
+    check_compilable,
+    optimizer_settings,
+    optimizer_states,
+    optimizer_update,
 )
+from lit_sb3_core.sdk.compiled_update import clip_by_global_norm, compile_program
 
 __all__ = ["GradientSteps", "UpdateProgram"]
 
@@ -73,7 +73,7 @@ class UpdateProgram:
     Args:
         algorithm: the ``RLAlgorithm`` whose ``policy`` holds every network the update reads or writes.
         update: ``update(steps, *batch)``, written with ``steps.minimize``; what it returns comes back.
-        compiled: run it as one compiled program. Its optimizers must be Adam/AdamW (one parameter group)
+        compiled: run it as one compiled program. Its optimizers must be Adam/AdamW/RMSprop (one group)
             over the policy's parameters; one process; bf16 autocast (``precision="bf16-mixed"``) is
             compiled into the program, other autocast dtypes are refused. The first call compiles (seconds
             with a warm on-disk cache, minutes cold); each distinct value of a Python argument of
@@ -108,12 +108,12 @@ class UpdateProgram:
             params = [self._tensors[i] for i in trained]
             for param in params:  # the eager step leaves no stale gradient behind either (zero_grad)
                 param.grad = None
-            states.append(adam_states(optimizer, params))
+            states.append(optimizer_states(optimizer, params))
         while len(self._lrs) < len(raw):
             self._lrs.append(torch.zeros((), dtype=torch.float32, device=self._tensors[0].device))
         for lr, optimizer in zip(self._lrs, raw, strict=False):
             lr.fill_(float(optimizer.param_groups[0]["lr"]))
-        settings = tuple(adam_settings(optimizer) for optimizer in raw)
+        settings = tuple(optimizer_settings(optimizer) for optimizer in raw)
         assert self._program is not None
         # The program sets autocast itself (compiled in): the caller's (Lightning's) is switched off around it.
         with torch.autocast(self._device_type, enabled=False):
@@ -138,7 +138,7 @@ class UpdateProgram:
         device = next(policy.parameters()).device
         autocast = _autocast_dtype(algorithm, device)
         for optimizer in optimizers:
-            check_adam(optimizer)
+            check_compilable(optimizer)
         if policy is not self._policy:  # a new policy (set_parameters, load): its own tensors and programs
             self._policy = policy
             named = [*policy.named_parameters(), *policy.named_buffers()]
@@ -179,16 +179,16 @@ class UpdateProgram:
         closes over the policy and the update only, so no guard depends on which optimizer objects come.
 
         ``autocast``: the update's forward passes run under ``torch.autocast(device_type, autocast)``
-        inside the program (the matrix products in bf16); weights, gradients and Adam stay float32.
+        inside the program (the matrix products in bf16); weights, gradients and optimizer state stay float32.
         """
         holder, names, update = _Holder(policy), [f"policy.{name}" for name in self._names], self.update
 
         def program(
             tensors: list[torch.Tensor],
             layout: tuple[tuple[int, ...], ...],
-            states: list[tuple[list[torch.Tensor], list[torch.Tensor], list[torch.Tensor]]],
+            states: list[list[ParameterState]],
             lrs: list[torch.Tensor],
-            settings: tuple[AdamSettings, ...],
+            settings: tuple[OptimizerSettings, ...],
             *batch: Any,
         ) -> tuple[Any, tuple[int, ...]]:
             weights = dict(zip(names, tensors, strict=True))
@@ -238,16 +238,16 @@ class _EagerSteps:
 
 
 class _TracedSteps:
-    """``minimize`` inside the compiled program: gradients by ``torch.func``, Adam written in place."""
+    """``minimize`` inside the compiled program: gradients by ``torch.func``, the optimizer applied in place."""
 
     def __init__(
         self,
         holder: _Holder,
         weights: dict[str, torch.Tensor],
         trained: list[list[str]],
-        states: list[tuple[list[torch.Tensor], list[torch.Tensor], list[torch.Tensor]]],
+        states: list[list[ParameterState]],
         lrs: list[torch.Tensor],
-        settings: tuple[AdamSettings, ...],
+        settings: tuple[OptimizerSettings, ...],
     ) -> None:
         self.holder, self.weights, self.trained = holder, weights, trained
         self.states, self.lrs, self.settings = states, lrs, settings
@@ -270,20 +270,11 @@ class _TracedSteps:
             {name: self.weights[name] for name in names}
         )
         grads = [grads_by_name[name] for name in names]
-        steps, exp_avgs, exp_avg_sqs = self.states[index]
         with torch.no_grad():
             if max_grad_norm is not None:
                 grads = clip_by_global_norm(grads, float(max_grad_norm))
-            for name, grad, count, exp_avg, exp_avg_sq in zip(names, grads, steps, exp_avgs, exp_avg_sqs):
-                adam_update(
-                    self.weights[name],
-                    grad,
-                    count,
-                    exp_avg,
-                    exp_avg_sq,
-                    self.lrs[index],
-                    self.settings[index],
-                )
+            for name, grad, state in zip(names, grads, self.states[index], strict=True):
+                optimizer_update(self.weights[name], grad, state, self.lrs[index], self.settings[index])
         self.stepped.append(index)
         if has_aux:
             return value[0].detach(), value[1]

@@ -37,6 +37,27 @@ def test_quantile_huber_loss_matches_sb3_contrib() -> None:
         quantile_huber_loss(torch.zeros(4, 4), torch.zeros(3, 4))
 
 
+@pytest.mark.slow  # inductor compiles the loss (seconds to a minute of CPU cold)
+def test_quantile_huber_loss_compiled_is_the_eager_loss(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Inside a compiled program (compile=True's updates) the loss sums instead of taking a dot product;
+    value and gradients stay the eager ones, both layouts and both reductions."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    generator = torch.Generator().manual_seed(0)
+    for current_shape, target_shape in (((16, 5), (16, 7)), ((16, 2, 5), (16, 1, 7))):
+        current = torch.randn(current_shape, generator=generator) * 2
+        target = torch.randn(target_shape, generator=generator) * 2
+        for summed in (True, False):
+
+            def loss(c: torch.Tensor, target: torch.Tensor = target, summed: bool = summed) -> torch.Tensor:
+                return quantile_huber_loss(c, target, sum_over_quantiles=summed)
+
+            step = torch.func.grad_and_value(loss)
+            grad, value = torch.compile(step, fullgraph=True)(current)
+            eager_grad, eager_value = step(current)
+            torch.testing.assert_close(value, eager_value, rtol=1e-5, atol=1e-6)
+            torch.testing.assert_close(grad, eager_grad, rtol=1e-5, atol=1e-7)
+
+
 def test_entropy_coefficient_forms() -> None:
     assert parse_ent_coef("auto") == (True, 1.0)
     assert parse_ent_coef("auto_0.1") == (True, 0.1)

@@ -29,7 +29,7 @@ def _loss(forward, x, y):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     ("optimizer", "message"),
     [
-        (lambda p: torch.optim.SGD(p, lr=0.1), "Adam and AdamW"),
+        (lambda p: torch.optim.SGD(p, lr=0.1), "Adam, AdamW and RMSprop"),
         (lambda p: torch.optim.Adam(p, lr=0.1, amsgrad=True), "amsgrad"),
         (lambda p: torch.optim.Adam(list(p)[:1], lr=0.1), "exactly the network's parameters"),
     ],

@@ -40,7 +40,7 @@ def _program(policy: torch.nn.Module, world_size: int = 1) -> UpdateProgram:
 @pytest.mark.parametrize(
     ("optimizer", "message"),
     [
-        (lambda p: torch.optim.SGD(p, lr=0.1), "Adam and AdamW"),
+        (lambda p: torch.optim.SGD(p, lr=0.1), "Adam, AdamW and RMSprop"),
         (lambda p: torch.optim.Adam(p, lr=0.1, amsgrad=True), "amsgrad"),
         (
             lambda p: torch.optim.Adam([torch.nn.Parameter(torch.zeros(2))], lr=0.1),

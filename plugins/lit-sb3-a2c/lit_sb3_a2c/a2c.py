@@ -25,6 +25,8 @@ from lit_sb3_a2c.hyperparams import TUNED
 from lit_sb3_a2c.rmsprop_tf_like import RMSpropTFLike
 from lit_sb3_core.sdk import (
     ACTOR_CRITIC_ALIASES,
+    CompiledStep,
+    ConfigurationError,
     OnPolicyAlgorithm,
     Schedule,
     check_bool,
@@ -74,6 +76,11 @@ class A2C(OnPolicyAlgorithm):
         verbose: 1 prints metrics each iteration.
         seed: random seed for python, numpy, torch and the environments.
         device: accelerator for ``learn``.
+        compile: run each update (the policy's evaluation of the rollout, the loss, gradients, clipping,
+            RMSprop or Adam) as one program compiled with ``torch.compile`` (``lit_sb3_core.sdk.CompiledStep``):
+            same learning, within float rounding; the first update of a run compiles (seconds with a warm
+            on-disk cache, a minute or more cold). torch's RMSprop, Adam or AdamW optimizers, one process.
+            Off by default.
     """
 
     algo_name: ClassVar[str] = "a2c"
@@ -107,7 +114,10 @@ class A2C(OnPolicyAlgorithm):
         verbose: int = 0,
         seed: int | None = None,
         device: str = "auto",
+        compile: bool = False,
     ) -> None:
+        self.compile_update = check_bool("compile", compile)
+        self._compiled_step: CompiledStep | None = None
         self.rms_prop_eps = check_number("rms_prop_eps", rms_prop_eps, minimum=0)
         self.use_rms_prop = check_bool("use_rms_prop", use_rms_prop)
         self.normalize_advantage = check_bool("normalize_advantage", normalize_advantage)
@@ -151,6 +161,34 @@ class A2C(OnPolicyAlgorithm):
                 kwargs["optimizer_kwargs"] = {}
         return super().make_policy(policy_cls, kwargs)
 
+    def rollout_loss(self, evaluate_actions: Any, batch: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """A2C's loss on the whole rollout and its logged terms (detached): the same code for the eager and
+        the compiled update (``evaluate_actions`` is the policy's, or the compiled step's traced one)."""
+        values, log_prob, entropy = evaluate_actions(batch.observations, batch.actions)
+        advantages = batch.advantages
+        if self.normalize_advantage:
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        policy_loss = -(advantages * log_prob).mean()
+        value_loss = F.mse_loss(batch.returns, values)
+        # Without a closed-form entropy, -log_prob estimates it.
+        entropy_loss = -torch.mean(entropy) if entropy is not None else torch.mean(log_prob)
+        loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
+        terms = {"policy_loss": policy_loss, "value_loss": value_loss, "entropy_loss": entropy_loss}
+        return loss, {key: value.detach() for key, value in terms.items()}
+
+    def compiled_step(self) -> CompiledStep:
+        """The compiled update (built once, compiled on its first call, kept across ``learn``)."""
+        if self.world_size > 1:
+            raise ConfigurationError(
+                "A2C(compile=True) compiles the single-process update (no gradient all-reduce); train with "
+                "compile=False under DDP."
+            )
+        step = self._compiled_step
+        if step is None or step.network.policy is not self.policy:
+            step = CompiledStep(_Evaluation(self.policy), self.rollout_loss, self.max_grad_norm, has_aux=True)
+            self._compiled_step = step
+        return step
+
     def train_on_rollout(self) -> dict[str, float]:
         """One gradient step on the whole rollout (A2C's update)."""
         buffer, policy = self.rollout, self.policy
@@ -161,16 +199,11 @@ class A2C(OnPolicyAlgorithm):
         # One gradient step on the whole rollout; minibatches(None) draws the shuffle SB3 draws here, so
         # numpy's global generator (which envs may use) stays in step with SB3's.
         (batch,) = buffer.minibatches(None)
-        values, log_prob, entropy = policy.evaluate_actions(batch.observations, batch.actions)
-        advantages = batch.advantages
-        if self.normalize_advantage:
-            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-        policy_loss = -(advantages * log_prob).mean()
-        value_loss = F.mse_loss(batch.returns, values)
-        # Without a closed-form entropy, -log_prob estimates it.
-        entropy_loss = -torch.mean(entropy) if entropy is not None else torch.mean(log_prob)
-        loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
-        self.optimizer_step(optimizer, loss, self.max_grad_norm)
+        if self.compile_update:
+            loss, terms = self.compiled_step()(optimizer, batch)
+        else:
+            loss, terms = self.rollout_loss(policy.evaluate_actions, batch)
+            self.optimizer_step(optimizer, loss, self.max_grad_norm)
         self.n_updates += 1
         if not self.metrics.should_log():
             return {}  # A2C logs every 100 iterations by default: skip the .item() syncs in between
@@ -178,12 +211,26 @@ class A2C(OnPolicyAlgorithm):
         metrics = {
             "train/n_updates": self.n_updates,
             "train/explained_variance": explained_variance(buffer.values.flatten(), buffer.returns.flatten()),
-            "train/entropy_loss": float(entropy_loss.item()),
-            "train/policy_loss": float(policy_loss.item()),
-            "train/value_loss": float(value_loss.item()),
+            "train/entropy_loss": float(terms["entropy_loss"].item()),
+            "train/policy_loss": float(terms["policy_loss"].item()),
+            "train/value_loss": float(terms["value_loss"].item()),
             "train/learning_rate": learning_rate,
         }
         log_std = getattr(policy, "log_std", None)  # Gaussian policies only
         if log_std is not None:
             metrics["train/std"] = torch.exp(log_std).mean().item()
         return metrics
+
+
+class _Evaluation(torch.nn.Module):
+    """The policy's ``evaluate_actions`` as a module whose only parameters are the policy's: the compiled
+    step evaluates it with its traced weights (``torch.func.functional_call``)."""
+
+    def __init__(self, policy: torch.nn.Module) -> None:
+        super().__init__()
+        self.policy = policy
+
+    def forward(
+        self, observations: Any, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        return self.policy.evaluate_actions(observations, actions)  # type: ignore[operator]

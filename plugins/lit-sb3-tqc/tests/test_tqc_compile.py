@@ -1,14 +1,17 @@
 """``TQC(compile=True)``: SAC's compiled gradient step with TQC's quantile critic loss learns what the
-eager TQC learns (slow: inductor compiles the program, a minute or more of CPU cold)."""
+eager TQC learns, in float32 and under bf16 autocast (slow: inductor compiles the program, a minute or more
+of CPU cold)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import pytest
 import torch
 
+from lit_sb3_core import RLEnvDataModule, RLTrainer, evaluate_policy
 from lit_sb3_tqc import TQC
 
 
@@ -51,3 +54,47 @@ def test_a_compiled_tqc_learns_what_the_eager_one_learns(monkeypatch: Any, tmp_p
         for index, state in theirs_optimizer.optimizer.state_dict()["state"].items():
             assert float(ours_state[index]["step"]) == float(state["step"]) == 90
             torch.testing.assert_close(ours_state[index]["exp_avg"], state["exp_avg"], rtol=1e-3, atol=1e-6)
+
+
+def _tqc_score(precision: str, compile: bool) -> float:
+    """TQC (64x64, 25 quantiles, 2 critics) on Pendulum for 4,000 steps at ``precision``; the mean return of
+    10 episodes."""
+    model = TQC(
+        "MlpPolicy",
+        learning_rate=1e-3,
+        batch_size=128,
+        policy_kwargs={"net_arch": [64, 64]},
+        seed=0,
+        compile=compile,
+    )
+    RLTrainer(
+        max_steps=4_000,
+        precision=precision,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    ).fit(model, datamodule=RLEnvDataModule(train_env="Pendulum-v1", seed=0))
+    assert all(p.dtype == torch.float32 for p in model.policy.parameters()), "fp32 weights under autocast"
+    env = gym.vector.SyncVectorEnv(
+        [lambda: gym.make("Pendulum-v1")], autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
+    )
+    env.reset(seed=0)
+    score, _ = evaluate_policy(model, env, n_eval_episodes=10)
+    env.close()
+    return float(score)
+
+
+@pytest.mark.slow  # two 4,000-step TQC runs and a compile: ~2-3 min of CPU cold, less with inductor's cache
+def test_a_compiled_tqc_learns_the_same_under_bf16_autocast(monkeypatch: Any, tmp_path: Path) -> None:
+    """``compile=True`` with ``precision="bf16-mixed"`` (the benchmark's tqc-zoo-bf16-compiled) learns
+    Pendulum as the eager float32 run does."""
+    monkeypatch.setenv("LIT_SB3_COMPILE_CACHE", str(tmp_path))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    scores = {
+        "32-true": _tqc_score("32-true", compile=False),
+        "bf16-mixed compiled": _tqc_score("bf16-mixed", compile=True),
+    }
+    # A random policy scores about -1200, a solved Pendulum about -150.
+    assert scores["32-true"] > -700 and scores["bf16-mixed compiled"] > -700, scores
+    assert abs(scores["bf16-mixed compiled"] - scores["32-true"]) < 250, scores

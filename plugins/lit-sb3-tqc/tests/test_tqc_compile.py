@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import pytest
 import torch
 
@@ -42,7 +43,8 @@ def test_a_compiled_tqc_learns_what_the_eager_one_learns(monkeypatch: Any, tmp_p
     compiled.learn(130)
     assert compiled.trainer.global_step == eager.trainer.global_step == 3 * 30
     for model in (eager, compiled):
-        torch.manual_seed(1)
+        torch.manual_seed(1)  # the actor's draws
+        np.random.seed(1)  # the minibatch indices: numpy's global generator, as SB3's buffers
         model.train(gradient_steps=60)
     assert compiled.n_updates == eager.n_updates == 90
     for (name, ours), (_, theirs) in zip(

@@ -43,8 +43,9 @@ class BitFlippingEnv(gym.Env[dict[str, Any], Any]):
             ``n_bits`` pixels are the bits (0 or 255) and the rest black, to test image inputs.
         channel_first: image shape ``(1, 36, 36)``; False: ``(36, 36, 1)``.
         render_mode: ``"human"`` prints the bits, ``"rgb_array"`` returns them; None renders nothing.
-        random_goal: draw a new goal every episode (the paper's task, the default); False: the goal is
-            always all ones (Stable-Baselines3's ``BitFlippingEnv``, an easier task).
+        random_goal: draw a new goal every episode, never equal to the start (the paper's task, the
+            default); False: the goal is always all ones and a start may already equal it
+            (Stable-Baselines3's ``BitFlippingEnv`` draw for draw, an easier task).
 
     Observations are Dicts with the keys ``observation``, ``achieved_goal`` (both the current bits) and
     ``desired_goal``; ``info["is_success"]`` says whether the goal was reached.
@@ -136,17 +137,19 @@ class BitFlippingEnv(gym.Env[dict[str, Any], Any]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A random start state and a goal different from it (random, or all ones)."""
+        """A random start state, and a random goal different from it (or the fixed all-ones goal).
+
+        With the fixed goal the start is drawn once, as Stable-Baselines3's env draws it, even when it
+        already equals the goal: redrawing it would shift the random stream, so a seeded run would part
+        from SB3's at the first such start (one reset in ``2 ** n_bits``).
+        """
         super().reset(seed=seed)
         self.current_step = 0
         self.state = self.np_random.integers(0, 2, size=self.n_bits, dtype=np.int8)
         if self.random_goal:
             self.goal = self.np_random.integers(0, 2, size=self.n_bits, dtype=np.int8)
-        while np.array_equal(self.state, self.goal):  # an episode that starts solved teaches nothing
-            if self.random_goal:
+            while np.array_equal(self.state, self.goal):  # an episode that starts solved teaches nothing
                 self.goal = self.np_random.integers(0, 2, size=self.n_bits, dtype=np.int8)
-            else:
-                self.state = self.np_random.integers(0, 2, size=self.n_bits, dtype=np.int8)
         return self._obs(), {}
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
@@ -158,7 +161,7 @@ class BitFlippingEnv(gym.Env[dict[str, Any], Any]):
         self.state = np.where(flip, 1 - self.state, self.state).astype(np.int8)
         self.current_step += 1
         obs = self._obs()
-        reward = float(np.all(self.state == self.goal)) - 1.0
+        reward = -float(not np.array_equal(self.state, self.goal))  # -0.0 on success, as compute_reward gives
         terminated = reward == 0.0
         truncated = not terminated and self.current_step >= self.max_steps
         return obs, reward, terminated, truncated, {"is_success": terminated}

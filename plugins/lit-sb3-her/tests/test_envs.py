@@ -74,6 +74,31 @@ def test_random_starts_and_goals_are_seeded() -> None:
     assert len({tuple(s) for s in starts(5)}) == 5  # the goal changes every episode
 
 
+def test_a_fixed_goal_start_is_drawn_once_even_when_it_is_already_solved() -> None:
+    """With the all-ones goal each start is one draw of the env's generator (SB3's env draws it so), so
+    seeded runs keep SB3's random stream; a random-goal start never equals its goal."""
+    fixed = BitFlippingEnv(n_bits=2, random_goal=False)
+    starts = [fixed.reset(seed=5)[0]["observation"]] + [fixed.reset()[0]["observation"] for _ in range(15)]
+    rng, _ = gym.utils.seeding.np_random(5)
+    np.testing.assert_array_equal(starts, [rng.integers(0, 2, size=2, dtype=np.int8) for _ in range(16)])
+    assert any(np.array_equal(start, [1, 1]) for start in starts)
+    random_goal = BitFlippingEnv(n_bits=1)
+    for seed in range(16):
+        obs, _ = random_goal.reset(seed=seed)
+        assert not np.array_equal(obs["observation"], obs["desired_goal"])
+
+
+def test_success_rewards_minus_zero_as_compute_reward_does() -> None:
+    env = BitFlippingEnv(n_bits=1, random_goal=False)
+    env.reset(seed=0)
+    env.state[:] = 0
+    obs, reward, terminated, _, info = env.step(0)
+    assert (reward, terminated, info["is_success"]) == (0.0, True, True)
+    assert np.signbit(reward) == np.signbit(
+        env.compute_reward(obs["achieved_goal"], obs["desired_goal"], info)
+    )
+
+
 def test_registered_id_builds_it_with_kwargs() -> None:
     env = gym.make("lit_sb3_her.envs:BitFlipping-v0", n_bits=7, continuous=True)
     assert env.unwrapped.n_bits == 7 and isinstance(env.action_space, gym.spaces.Box)

@@ -262,9 +262,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
         self._train_stats = _TrainStats()
         self.exploration_rng: np.random.Generator | GlobalNumpyRng | None = None
         self._pending_off_policy_state: dict[str, Any] | None = None
-        # What normalizes minibatches during a run (the buffer stores originals): the training env's
-        # VecNormalize, or self.normalizers with RLEnvDataModule(normalize=...); None without normalization
-        self._replay_normalization: Any = None
+        # With a VecNormalize training env: the originals the buffer stores (and the wrapper sample_replay uses)
         self._originals: OriginalTransitions | None = None
         super().__init__(
             policy=policy,
@@ -433,7 +431,6 @@ class OffPolicyAlgorithm(RLAlgorithm):
                 "time. Train it on an env without VecNormalize."
             )
         self._originals = None if vec_normalize is None else OriginalTransitions(vec_normalize, self.last_obs)
-        self._replay_normalization = vec_normalize or (self.normalizers if self.normalizers.active else None)
         self._step_increment = n_envs * self.world_size
         self._chunks_per_batch = self._chunks_per_batch_for(n_envs)
         self._log_episode_mark = self.episode_num
@@ -547,10 +544,13 @@ class OffPolicyAlgorithm(RLAlgorithm):
         ``replay_buffer.sample(batch_size, env=self._vec_normalize_env)``); with ``RLEnvDataModule(normalize=...)``
         with the model's own statistics (``self.normalizers``) the same way; otherwise as stored.
         """
-        buffer, normalization = self.replay_buffer, self._replay_normalization
+        buffer, originals = self.replay_buffer, self._originals
         assert buffer is not None
-        if normalization is None and self.normalizers.active:  # train() outside a run (a loaded model)
-            normalization = self.normalizers
+        normalization: Any = (
+            originals.vec_normalize
+            if originals is not None
+            else (self.normalizers if self.normalizers.active else None)  # also for train() on a loaded model
+        )
         # env= only when there is one: a buffer class of the user's may take batch_size alone
         return (
             buffer.sample(batch_size)

@@ -25,7 +25,6 @@ GAE, minibatches, clipped loss and optimizer (torch's fused Adam / foreach RMSpr
 from __future__ import annotations
 
 import argparse
-import collections
 import contextlib
 import cProfile
 import dataclasses
@@ -34,7 +33,6 @@ import io
 import pstats
 import statistics
 import sys
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -42,33 +40,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-clock = time.thread_time
+import profile_updates
+
+clock = profile_updates.clock
 CASES = ["ppo-zoo-8env", "a2c-zoo-cartpole"]
 
 
-class Timers:
-    """CPU seconds and calls by label; ``wrap`` times a method (or a module function) while active."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = collections.defaultdict(float)
-        self.calls: dict[str, int] = collections.defaultdict(int)
-        self.active = False
-
-    def wrap(self, owner: Any, name: str, label: str) -> None:
-        original: Callable[..., Any] = getattr(owner, name)
-
-        @functools.wraps(original)
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            if not self.active:
-                return original(*args, **kwargs)
-            start = clock()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                self.seconds[label] += clock() - start
-                self.calls[label] += 1
-
-        setattr(owner, name, timed)
+class Timers(profile_updates.Timers):
+    """profile_updates' timers (CPU seconds and calls by label), and timers around generators."""
 
     def wrap_generator(self, owner: Any, name: str, label: str) -> None:
         """Time each ``next`` of the generator a method returns (minibatch gathers are lazy)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ from torch import nn
 
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
+    BaseFeaturesExtractor,
     CombinedExtractor,
     ContinuousCritic,
     FlattenExtractor,
@@ -106,10 +108,26 @@ class SACPolicy(OffPolicyPolicy):
         critic_extractor = (
             self.actor.features_extractor if share_features_extractor else self.make_features_extractor()
         )
-        self.critic = ContinuousCritic(
+        self.critic = self.make_critic(
             critic_extractor, action_dim, critic_arch, activation, n_critics, share_features_extractor
         )
         self.critic_target = self.critic.make_target()
+
+    def make_critic(
+        self,
+        features_extractor: BaseFeaturesExtractor,
+        action_dim: int,
+        net_arch: Sequence[int],
+        activation_fn: type[nn.Module],
+        n_critics: int,
+        share_features_extractor: bool,
+    ) -> ContinuousCritic:
+        """The critic (SB3's ``make_critic``). A variant with other heads (TQC's quantiles) overrides this
+        rather than replacing the critic afterwards: layers draw their initial weights from torch's
+        generator in construction order, so a seed gives SB3's weights only when each network is built once."""
+        return ContinuousCritic(
+            features_extractor, action_dim, net_arch, activation_fn, n_critics, share_features_extractor
+        )
 
     def train(self, mode: bool = True) -> SACPolicy:
         """Switch actor and critic; the target critic always stays in eval mode (as in SB3)."""

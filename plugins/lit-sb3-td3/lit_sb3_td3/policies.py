@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
@@ -76,7 +75,14 @@ class TD3Policy(OffPolicyPolicy):
         action_dim = int(np.prod(action_space.shape))
         self.share_features_extractor = share_features_extractor
         self.actor = DeterministicActor(self.make_features_extractor(), action_dim, actor_arch, activation)
-        self.actor_target = freeze(copy.deepcopy(self.actor))
+        # Built, then loaded with the actor's weights (not copied): layers draw their initial weights from
+        # torch's generator in construction order, and SB3 builds the target, so the critic a seed gives
+        # is SB3's only if the target draws too.
+        self.actor_target = DeterministicActor(
+            self.make_features_extractor(), action_dim, actor_arch, activation
+        )
+        self.actor_target.load_state_dict(self.actor.state_dict())
+        freeze(self.actor_target)
         critic_extractor = (
             self.actor.features_extractor if share_features_extractor else self.make_features_extractor()
         )

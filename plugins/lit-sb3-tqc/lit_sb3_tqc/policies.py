@@ -21,11 +21,9 @@ from lit_sb3_core.sdk import (
     ContinuousCritic,
     NatureCNN,
     OffPolicyNetArch,
-    actor_critic_arch,
     check_positive_int,
     create_mlp,
     freeze,
-    resolve_named_class,
 )
 from lit_sb3_sac.policies import SACPolicy
 
@@ -60,17 +58,23 @@ class QuantileCritic(ContinuousCritic):
         share_features_extractor: bool = False,
     ) -> None:
         check_positive_int("n_quantiles", n_quantiles)
+
+        def quantile_head(
+            in_dim: int, _: int, arch: Sequence[int], activation: type[nn.Module]
+        ) -> nn.Sequential:
+            return create_mlp(in_dim, n_quantiles, arch, activation)
+
         super().__init__(
-            features_extractor, action_dim, net_arch, activation_fn, n_critics, share_features_extractor
+            features_extractor,
+            action_dim,
+            net_arch,
+            activation_fn,
+            n_critics,
+            share_features_extractor,
+            make_mlp=quantile_head,
         )
         self.n_quantiles = n_quantiles
         self.quantiles_total = n_critics * n_quantiles
-        # The base class built one-output heads ``qf0``, ``qf1``, ...: replace each (same name, same place
-        # in the state dict) with a head that outputs the quantiles.
-        in_dim = features_extractor.features_dim + action_dim
-        for index in range(n_critics):
-            self.add_module(f"qf{index}", create_mlp(in_dim, n_quantiles, net_arch, activation_fn))
-        self.q_networks = [getattr(self, f"qf{index}") for index in range(n_critics)]
 
     def make_target(self, features_extractor: BaseFeaturesExtractor | None = None) -> QuantileCritic:
         """A frozen copy initialised to this critic's weights, with its own copy of the features extractor
@@ -126,6 +130,9 @@ class TQCPolicy(SACPolicy):
         **kwargs: Any,
     ) -> None:
         check_positive_int("n_quantiles", n_quantiles)
+        # Read by make_critic, which SACPolicy's constructor calls (a plain attribute may be set before
+        # nn.Module's __init__).
+        self.n_quantiles = n_quantiles
         super().__init__(
             observation_space,
             action_space,
@@ -135,23 +142,27 @@ class TQCPolicy(SACPolicy):
             share_features_extractor=share_features_extractor,
             **kwargs,
         )
-        # SACPolicy built scalar critics; TQC's output quantiles. Rebuild them on the same features
-        # extractor (the actor's when shared, else the one SACPolicy made for the critic).
-        _, critic_arch = actor_critic_arch(net_arch, [256, 256])
-        extractor = (
-            self.actor.features_extractor if share_features_extractor else self.critic.features_extractor
-        )
-        self.critic = QuantileCritic(
-            extractor,
-            self.n_actions,
-            critic_arch,
-            resolve_named_class("activation", activation_fn, field="policy_kwargs.activation_fn"),
+
+    def make_critic(
+        self,
+        features_extractor: BaseFeaturesExtractor,
+        action_dim: int,
+        net_arch: Sequence[int],
+        activation_fn: type[nn.Module],
+        n_critics: int,
+        share_features_extractor: bool,
+    ) -> QuantileCritic:
+        """SAC's critic with quantile heads, built once (sb3-contrib's construction order: a seed gives its
+        initial weights)."""
+        return QuantileCritic(
+            features_extractor,
+            action_dim,
+            net_arch,
+            activation_fn,
             n_critics,
-            n_quantiles,
+            self.n_quantiles,
             share_features_extractor,
         )
-        self.critic_target = self.critic.make_target()
-        self.n_quantiles = n_quantiles
 
 
 class CnnPolicy(TQCPolicy):

@@ -170,6 +170,24 @@ class ObservationNormalizer(nn.Module):
         scaled = (values - mean) / np.sqrt(var + self.epsilon)
         return torch.from_numpy(np.clip(scaled, -self.clip, self.clip).astype(np.float32))
 
+    @torch.no_grad()
+    def normalize_after_merging(self, obs: torch.Tensor, arriving: torch.Tensor) -> torch.Tensor:
+        """``obs`` normalized with the statistics as they will be once ``arriving`` is merged; the statistics
+        are left as they are.
+
+        VecNormalize merges a step's observations as the env returns them and normalizes everything of that
+        step with the merged statistics. The collection loops merge an observation one step later, when the
+        policy first reads it (so statistics saved between two steps resume exactly); the values that
+        bootstrap (V of the rollout's last observation, of a truncated episode's final one) are the
+        exceptions that need VecNormalize's statistics at the step itself.
+        """
+        saved = [buffer.clone() for buffer in (self.rms.mean, self.rms.var, self.rms.count)]
+        self.rms.update(arriving)
+        normalized = self.normalize(obs)
+        for buffer, value in zip((self.rms.mean, self.rms.var, self.rms.count), saved, strict=True):
+            buffer.copy_(value)
+        return normalized
+
 
 class RewardNormalizer(nn.Module):
     """Divides rewards by the running std of the discounted return, then clips (VecNormalize's scheme)."""

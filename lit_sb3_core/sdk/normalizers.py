@@ -31,6 +31,13 @@ class Normalizers:
         normalizer: ObservationNormalizer | None = self.algorithm.obs_normalizer
         return obs if normalizer is None else normalizer.normalize(obs, update)
 
+    def obs_after_merging(self, obs: Any, arriving: Any) -> Any:
+        """``obs`` normalized as VecNormalize normalizes it at the step that returns ``arriving`` (its
+        statistics merged with ``arriving`` first), without learning anything: for the observations a
+        rollout bootstraps from (see ``ObservationNormalizer.normalize_after_merging``)."""
+        normalizer: ObservationNormalizer | None = self.algorithm.obs_normalizer
+        return obs if normalizer is None else normalizer.normalize_after_merging(obs, arriving)
+
     def rewards(self, rewards: np.ndarray, dones: np.ndarray) -> np.ndarray:
         """Rewards scaled by the running return std (unchanged without reward normalization)."""
         normalizer: RewardNormalizer | None = self.algorithm.reward_normalizer

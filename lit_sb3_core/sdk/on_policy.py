@@ -366,7 +366,7 @@ class OnPolicyAlgorithm(RLAlgorithm):
                 if truncated.any():  # bootstrap episodes cut by a time limit, not those that ended
                     truncated_only = np.logical_and(truncated, np.logical_not(terminated))
                     if truncated_only.any():
-                        rewards = rewards + self.gamma * self._final_values(infos, truncated_only)
+                        rewards = rewards + self.gamma * self._final_values(infos, truncated_only, new_obs)
                 buffer.add(obs_tensor, actions, rewards, self.last_episode_starts, values, log_probs)
                 self.last_obs = new_obs
                 self.last_episode_starts = dones
@@ -379,7 +379,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
             self.num_timesteps = start_timesteps
             self._set_policy_mode(True)
             raise
-        last_obs = self.normalizers.obs(obs_to_tensor(self.last_obs, device))
+        raw_last_obs = obs_to_tensor(self.last_obs, device)
+        # Merged into the statistics when the next rollout reads it; bootstrapped as VecNormalize has it now.
+        last_obs = self.normalizers.obs_after_merging(raw_last_obs, raw_last_obs)
         buffer.compute_returns_and_advantage(self.rollout_values(last_obs), self.last_episode_starts)
         if has_callbacks:
             callbacks.rollout_end(
@@ -449,8 +451,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
         episodes; ``None``, every env's next observation (the bootstrap at the end of the rollout)."""
         return self.policy.predict_values(obs)
 
-    def _final_values(self, infos: dict[str, Any], mask: np.ndarray) -> np.ndarray:
-        """V(final observation) for envs whose episode was truncated, zeros elsewhere."""
+    def _final_values(self, infos: dict[str, Any], mask: np.ndarray, new_obs: Any) -> np.ndarray:
+        """V(final observation) for envs whose episode was truncated, zeros elsewhere; normalized as
+        VecNormalize normalizes it, after merging the step's new observations (``new_obs``)."""
         indices = np.flatnonzero(mask)
         final_obs = infos["final_obs"]
         if isinstance(self.observation_space, spaces.Dict):
@@ -460,6 +463,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
         else:
             batch = np.stack([final_obs[i] for i in indices])
         values = np.zeros(mask.shape, dtype=np.float32)
-        final = self.normalizers.obs(obs_to_tensor(batch, self.device))
+        final = self.normalizers.obs_after_merging(
+            obs_to_tensor(batch, self.device), obs_to_tensor(new_obs, self.device)
+        )
         values[indices] = to_numpy(self.rollout_values(final, indices))
         return values

@@ -66,6 +66,30 @@ def test_ppo_weights_after_training_equal_sb3s() -> None:
     _assert_same_weights(sb3, lit)
 
 
+def test_ppo_with_normalization_equals_sb3_with_vec_normalize() -> None:
+    """``RLEnvDataModule(normalize=True)`` against SB3's ``VecNormalize``: observations and rewards, on
+    Pendulum, whose 200-step episodes are truncated inside the rollouts. The values PPO bootstraps from (the
+    rollout's last observation, each truncated episode's final one) are normalized with the statistics that
+    already hold that step's observations, as VecNormalize has them, though lit-sb3 merges an observation
+    into its statistics only when the policy first reads it."""
+    from stable_baselines3 import PPO as SB3PPO
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    import lit_sb3
+
+    kwargs: dict[str, Any] = {"n_steps": 256, "batch_size": 64, "n_epochs": 2, "seed": SEED, "device": "cpu"}
+    steps = 2 * 256 * N_ENVS  # two rollouts: two truncations per env and two bootstraps from the last step
+    env = VecNormalize(make_vec_env("Pendulum-v1", n_envs=N_ENVS, seed=SEED), gamma=0.99)
+    theirs = SB3PPO("MlpPolicy", env, **kwargs).learn(total_timesteps=steps)
+    ours = lit_sb3.PPO("MlpPolicy", **kwargs)
+    ours.learn(
+        total_timesteps=steps,
+        env=lit_sb3.RLEnvDataModule(train_env="Pendulum-v1", n_envs=N_ENVS, seed=SEED, normalize=True),
+    )
+    _assert_same_weights(theirs.policy.state_dict(), ours.policy.state_dict())
+
+
 def test_maskable_ppo_weights_after_training_equal_sb3_contribs() -> None:
     """With action masks (sb3-contrib's InvalidActionEnvDiscrete, each library's own copy of it). One env:
     its states come from its action space, which the model seeds only for the first env (in both)."""

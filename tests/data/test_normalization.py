@@ -94,6 +94,21 @@ def test_observation_normalizer_clips_and_reward_normalizer_scales_by_return_std
     assert np.isfinite(scaled[-1]).all() and abs(scaled[-1][0]) > 2.0
 
 
+def test_normalize_after_merging_is_normalize_after_an_update_that_is_then_undone() -> None:
+    normalizer = ObservationNormalizer((3,))
+    normalizer(torch.randn(20, 3) * 4 + 1, update=True)
+    before = copy.deepcopy(normalizer.state_dict())
+    obs, arriving = torch.randn(2, 3), torch.randn(5, 3) * 3
+    result = normalizer.normalize_after_merging(obs, arriving)
+    for name, value in normalizer.state_dict().items():
+        assert torch.equal(value, before[name]), f"{name} changed"
+    normalizer.rms.update(arriving)
+    expected = normalizer.normalize(obs)
+    assert torch.equal(result, expected) and not torch.equal(
+        result, ObservationNormalizer((3,)).normalize(obs)
+    )
+
+
 def test_ppo_trains_on_normalized_data_and_predicts_from_raw_observations(tmp_path: Path) -> None:
     model = PPO(**SMALL)
     fit(model, 256, normalize=True, n_envs=2)

@@ -3,8 +3,9 @@
 Noise is drawn in the policy's scaled action space ([-1, 1]) and the algorithm clips the noisy action back
 into it, as Stable-Baselines3 does. Unlike SB3, every noise object is vectorized from the start: it holds
 one process per environment and ``__call__`` returns an ``(n_envs, action_dim)`` array, so there is no
-separate ``VectorizedActionNoise`` wrapper. Each object owns its random generator (``seed``), so runs are
-reproducible without touching numpy's global state.
+separate ``VectorizedActionNoise`` wrapper. An object built alone owns its random generator (``seed``); in a
+one-process run the algorithm points it at numpy's global generator (``draw_from_global_numpy``), where
+SB3's noise draws, env by env, so a seed gives SB3's run (under DDP each rank keeps a stream of its own).
 
 Hyperparameters must stay plain JSON, so algorithms also accept a *spec* and build the object here once
 the action size is known::
@@ -30,6 +31,7 @@ from lit_sb3_core.foundation.checks import (
     check_positive_int,
     check_positive_number,
 )
+from lit_sb3_core.foundation.rng import GlobalNumpyRng
 
 __all__ = [
     "ActionNoise",
@@ -66,11 +68,17 @@ class ActionNoise(ABC):
         self.sigma = check_numbers("Action noise sigma", sigma, minimum=0)
         self.shape = np.broadcast_shapes(self.mean.shape, self.sigma.shape)
         self.n_envs = check_positive_int("Action noise n_envs", n_envs)
-        self.rng = np.random.default_rng(seed)
+        self.rng: np.random.Generator | GlobalNumpyRng = np.random.default_rng(seed)
 
     def seed(self, seed: int | None) -> None:
         """Restart the random stream from ``seed``."""
         self.rng = np.random.default_rng(seed)
+
+    def draw_from_global_numpy(self) -> None:
+        """Draw from numpy's global generator, as SB3's noise objects do (with the same calls: one
+        ``(n_envs, action_dim)`` block of standard normals is SB3's env-by-env draws). Its state is numpy's,
+        which checkpoints keep."""
+        self.rng = GlobalNumpyRng()
 
     def set_n_envs(self, n_envs: int) -> None:
         """Resize to ``n_envs`` processes (all restarted)."""
@@ -106,11 +114,17 @@ class ActionNoise(ABC):
         return {"type": self.type_name, "mean": self.mean.tolist(), "sigma": self.sigma.tolist()}
 
     def state_dict(self) -> dict[str, Any]:
-        """Random generator state (and process state) for checkpoints."""
-        return {"rng": self.rng.bit_generator.state}
+        """Random generator state (None: numpy's global generator) and process state, for checkpoints."""
+        rng = self.rng
+        return {"rng": None if isinstance(rng, GlobalNumpyRng) else rng.bit_generator.state}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.rng.bit_generator.state = state["rng"]
+        if state["rng"] is None:
+            self.draw_from_global_numpy()
+            return
+        rng = self.rng if isinstance(self.rng, np.random.Generator) else np.random.default_rng()
+        rng.bit_generator.state = state["rng"]
+        self.rng = rng
 
     def __repr__(self) -> str:
         name = type(self).__name__

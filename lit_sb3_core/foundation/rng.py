@@ -66,6 +66,10 @@ class GlobalNumpyRng:
         """Uniform floats in ``[0, 1)``, as ``np.random.rand``."""
         return np.random.random_sample(size)
 
+    def standard_normal(self, size: Any = None) -> Any:
+        """Standard normal floats, as ``np.random.normal`` draws them (SB3's action noise)."""
+        return np.random.standard_normal(size)
+
     def choice(self, a: Any, size: Any = None) -> Any:
         """Elements of ``a`` drawn uniformly with replacement, as ``np.random.choice``."""
         return np.random.choice(a, size=size, replace=True)

@@ -409,12 +409,15 @@ class OffPolicyAlgorithm(RLAlgorithm):
             _warn_lossy_truncation(buffer)
             buffer.truncate_last_transition()  # their episodes ended here, without a real termination
         if isinstance(self.action_space, spaces.Box):
+            first = not self._noise_seeded
             self.action_noise = make_action_noise(
                 self.action_noise if self.action_noise is not None else self._noise_source,
                 int(np.prod(self.action_space.shape)),
                 n_envs,
-                seed=self._rank_seed(2) if not self._noise_seeded else None,
+                seed=self._own_stream_seed(2) if first else None,
             )
+            if first and self.action_noise is not None and self.world_size == 1:
+                self.action_noise.draw_from_global_numpy()  # SB3's draws, in SB3's order
             self._noise_seeded = self.action_noise is not None
             self._action_low = np.asarray(self.action_space.low, dtype=np.float32)
             self._action_high = np.asarray(self.action_space.high, dtype=np.float32)

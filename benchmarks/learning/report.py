@@ -12,7 +12,9 @@ Statistics:
   interval over seeds (10,000 resamples);
 * training episodes: the mean over seeds of each record's last ``train_curve`` point;
 * overlap: the two intervals overlap ("within noise"), or one lies above the other;
-* steps/s: training steps per second of wall time, evaluation excluded; CPU-time ratio: SB3's mean CPU
+* steps per CPU-second: a record's steps over its CPU seconds (evaluation included). Not wall time: the
+  ledger runs at the lowest priority beside other work, and a run starved of its core took up to 3x its CPU
+  time in wall time (sac-hopper lit-sb3 seed 0: 3,888 s wall, 1,205 s CPU); CPU-time ratio: SB3's mean CPU
   seconds per record over lit-sb3's (above 1: lit-sb3 needs less CPU);
 * aggregate (rliable): each run's score normalized per case, 0 = a uniformly random policy, 1 = SB3's mean
   final score on that case in this ledger; IQM with stratified-bootstrap 95 % intervals and a performance
@@ -87,7 +89,7 @@ def bootstrap_ci(values: list[float], seed: int = 0) -> tuple[float, float]:
 def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     finals = [float(r["final_mean"]) for r in records]
     low, high = bootstrap_ci(finals)
-    rates = [r["train_steps_per_s"] for r in records if r.get("train_steps_per_s")]
+    rates = [float(r["steps"]) / float(r["cpu_seconds"]) for r in records if r.get("cpu_seconds")]
     # The training episodes of each run's last interval (records from before train_curve have none).
     train = [
         r["train_curve"][-1][1]
@@ -101,7 +103,7 @@ def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
         "seeds": [r["seed"] for r in records],
         "mean": statistics.fmean(finals),
         "ci": [low, high],
-        "steps_per_s": statistics.fmean(rates) if rates else None,
+        "steps_per_cpu_s": statistics.fmean(rates) if rates else None,
         "cpu_seconds": statistics.fmean(float(r["cpu_seconds"]) for r in records),
         "peak_rss_mib": max(float(r["peak_rss_mib"]) for r in records),
     }
@@ -291,19 +293,20 @@ def build(results: Path, out: Path) -> str:
         "## Results",
         "",
         "Final mean return: the mean over seeds of each run's last evaluation, with the 95 % bootstrap interval "
-        "over seeds. Steps/s: training only (evaluation excluded), wall time on one core. CPU-time ratio: SB3's "
+        "over seeds. Steps per CPU-s: steps over the CPU seconds of the record (evaluation included; wall "
+        "time varies with the load on the shared machine). CPU-time ratio: SB3's "
         "CPU seconds per record over lit-sb3's (above 1: lit-sb3 is cheaper). Training episodes: the mean raw "
         "return of the episodes the run trained on in its last eval interval (Atari: whole games, the "
         "sampling policy that learns), SB3 / lit-sb3, mean over seeds: a second view of the same runs.",
         "",
         "| case | algorithm | env | steps | SB3 final [95 % CI] | lit-sb3 final [95 % CI] | verdict "
-        "| training episodes | SB3 steps/s | lit-sb3 steps/s | CPU-time ratio | curve |",
+        "| training episodes | SB3 steps per CPU-s | lit-sb3 steps per CPU-s | CPU-time ratio | curve |",
         "|---|---|---|--:|---|---|---|--:|--:|--:|--:|---|",
     ]
     for case in CASES:
         row = table[case.name]
         sb3, lit = row["sb3"], row["lit-sb3"]
-        rate = lambda s: f"{s['steps_per_s']:.0f}" if s and s["steps_per_s"] else "–"  # noqa: E731
+        rate = lambda s: f"{s['steps_per_cpu_s']:.0f}" if s and s["steps_per_cpu_s"] else "–"  # noqa: E731
         ratio = f"{sb3['cpu_seconds'] / lit['cpu_seconds']:.2f}x" if sb3 and lit else "–"
         curve = f"[png](curves/{case.name}.png)" if (sb3 or lit) else "–"
         lines.append(

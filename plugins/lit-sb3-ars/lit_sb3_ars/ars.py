@@ -322,8 +322,11 @@ class ARS(RLAlgorithm):
         n_jobs = len(candidates) * n_eval
         device = candidates.device
         obs = self.last_obs
-        if not np.all(self.last_episode_starts):
-            # Candidates are scored on whole episodes: restart envs left mid-episode by the last iteration.
+        # One env: every candidate starts from a fresh reset, as sb3-contrib's evaluate_policy call per
+        # candidate does (its initial states, so a seed gives sb3-contrib's run). Several: candidates queue
+        # over the envs, and only envs left mid-episode by the last iteration restart.
+        reset_per_candidate = n_envs == 1
+        if reset_per_candidate or not np.all(self.last_episode_starts):
             obs, _ = env.reset()
         center = parameters_to_vector(policy.parameters())
         table = torch.cat([candidates, center.unsqueeze(0)])  # the last row: idle environments
@@ -373,6 +376,8 @@ class ARS(RLAlgorithm):
                         if started < n_jobs:
                             job[i], started = started, started + 1
                             params[i] = table[job[i] // n_eval]
+                            if reset_per_candidate and job[i] % n_eval == 0:
+                                obs, _ = env.reset()
                         else:
                             job[i] = -1
                             params[i] = table[idle]

@@ -108,6 +108,40 @@ def test_same_seed_gives_sb3_contribs_initial_weights() -> None:
 
 
 @pytest.mark.parametrize(
+    ("policy", "env_id", "kwargs"),
+    [
+        ("LinearPolicy", "CartPole-v1", {"n_delta": 2, "n_top": 1}),
+        (
+            "MlpPolicy",
+            "Pendulum-v1",
+            {"n_delta": 4, "n_eval_episodes": 2, "policy_kwargs": {"net_arch": [16]}},
+        ),
+    ],
+)
+def test_one_env_run_is_sb3_contribs_run(policy: str, env_id: str, kwargs: dict[str, Any]) -> None:
+    """With one env every candidate starts from a fresh reset, as sb3-contrib's evaluate_policy per
+    candidate does, so the same seed gives the same episodes, returns and weights; scoring each candidate
+    from the previous one's autoreset observation instead drew other initial states (0.026 apart after
+    40 CartPole steps). The MLP's candidates are evaluated as one batched product (sb3-contrib: one
+    network at a time), which can round differently in the last bit."""
+    contrib = pytest.importorskip("sb3_contrib")
+    from stable_baselines3.common.env_util import make_vec_env
+
+    steps = 2_000 if env_id == "CartPole-v1" else 3_200
+    theirs = contrib.ARS(policy, make_vec_env(env_id, n_envs=1, seed=3), seed=3, **kwargs)
+    theirs.learn(total_timesteps=steps)
+    ours = ARS(policy, seed=3, **kwargs)
+    ours.learn(total_timesteps=steps, env=RLEnvDataModule(train_env=env_id, seed=3))
+    assert ours.num_timesteps == theirs.num_timesteps
+    mine, expected = (
+        parameters_to_vector(ours.policy.parameters()),
+        parameters_to_vector(theirs.policy.parameters()),
+    )
+    assert float(expected.abs().max()) > 0.0, "the weights moved"
+    torch.testing.assert_close(mine, expected, rtol=0, atol=1e-6 if policy == "MlpPolicy" else 0.0)
+
+
+@pytest.mark.parametrize(
     ("kwargs", "match"),
     [({"n_delta": 0}, "n_delta"), ({"n_top": 0}, "n_top"), ({"n_eval_episodes": 0}, "n_eval_episodes"),
      ({"delta_std": "lin_x"}, "delta_std"), ({"learning_rate": -1}, "learning_rate"),

@@ -125,17 +125,18 @@ class RecurrentRolloutBuffer(RolloutBuffer):
         stacked = torch.stack((*lstm_states.pi, *lstm_states.vf))  # (4, n_layers, n_envs, hidden)
         self.lstm_storage[:, self.pos].copy_(stacked.transpose(1, 2))
 
-    def random_split(self, generator: torch.Generator | None = None) -> int:
-        """Where this epoch's env-by-env walk starts (sb3-contrib's "shuffle a bit" rotation)."""
-        return int(torch.randint(self.n_steps * self.n_envs, (), generator=generator))
+    def random_split(self) -> int:
+        """Where this epoch's env-by-env walk starts (sb3-contrib's "shuffle a bit" rotation), drawn as
+        sb3-contrib draws it: ``np.random.randint`` on numpy's global generator. The same seed then gives
+        sb3-contrib's minibatches, and torch's generator, which samples the next rollout's actions, is
+        left where sb3-contrib leaves it."""
+        return int(np.random.randint(self.n_steps * self.n_envs))
 
-    def sequence_minibatches(
-        self, batch_size: int | None, generator: torch.Generator | None = None
-    ) -> Iterator[RecurrentRolloutBatch]:
+    def sequence_minibatches(self, batch_size: int | None) -> Iterator[RecurrentRolloutBatch]:
         """One epoch of minibatches of whole sequences (see the module docstring)."""
         total = self.n_steps * self.n_envs
         batch_size = total if batch_size is None else batch_size
-        layout = sequence_layout(self.episode_starts, batch_size, self.random_split(generator))
+        layout = sequence_layout(self.episode_starts, batch_size, self.random_split())
         index = torch.from_numpy(np.concatenate((layout.order, layout.positions, layout.sequence_starts)))
         index = index.to(self.device)
         order, positions, sequence_starts = index[:total], index[total : 2 * total], index[2 * total :]

@@ -4,7 +4,7 @@ sb3-contrib collects a rollout; lit-sb3 trains on a copy of it (through ``RLTrai
 manual optimization, gradient clipping and the learning-rate schedule are all in the loop) from the same
 initial weights, with the same minibatch rotation. Every weight and every logged training metric must
 agree to float precision: the sequence minibatching, masking, losses and optimizer are sb3-contrib's.
-Then whole runs of several iterations in lockstep (shared action samples): the rollouts too are sb3-contrib's.
+Then whole runs of several iterations from one seed, nothing handed over: the rollouts too are sb3-contrib's.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def test_one_iteration_matches_sb3_contrib(case: dict[str, Any], monkeypatch: py
         model.num_timesteps += N_STEPS * N_ENVS
 
     monkeypatch.setattr(model, "collect_rollout", copy_rollout)
-    monkeypatch.setattr(RecurrentRolloutBuffer, "random_split", lambda self, generator=None: 0)
+    monkeypatch.setattr(RecurrentRolloutBuffer, "random_split", lambda self: 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trainer = RLTrainer(
@@ -100,13 +100,14 @@ def test_one_iteration_matches_sb3_contrib(case: dict[str, Any], monkeypatch: py
             assert value == pytest.approx(float(logged[key]), rel=1e-4, abs=1e-6), key
 
 
-# Whole runs in lockstep -------------------------------------------------------------------------------
-# Both libraries draw actions from one shared stream of uniforms (inverse CDF instead of torch.multinomial)
-# and rotate minibatches by 0: with the same weights and env seeds, every rollout (observations, episode
-# starts, actions, truncation-bootstrapped rewards, values, log-probs, stored LSTM states, advantages) and
-# the weights after several iterations must agree. This covers what one update on a copied rollout
-# cannot: the LSTM state carried across steps and iterations, its reset at episode starts, the bootstrap
-# of truncated episodes from the critic's state, the end-of-rollout bootstrap and the schedules' progress.
+# Whole runs from one seed -----------------------------------------------------------------------------
+# Nothing handed over: the seed gives sb3-contrib's initial weights, torch's generator samples the same
+# actions, and each epoch's minibatch rotation comes from numpy's global generator as sb3-contrib draws it.
+# Every rollout (observations, episode starts, actions, truncation-bootstrapped rewards, values, log-probs,
+# stored LSTM states, advantages) and the weights after several iterations must agree. This covers what one
+# update on a copied rollout cannot: the LSTM state carried across steps and iterations, its reset at
+# episode starts, the bootstrap of truncated episodes from the critic's state, the end-of-rollout bootstrap,
+# the schedules' progress and the random streams.
 LOCKSTEP = {
     "n_steps": 16, "batch_size": 24, "n_epochs": 3, "gamma": 0.98, "gae_lambda": 0.8, "ent_coef": 0.0,
     "seed": 3, "policy_kwargs": {"lstm_hidden_size": 16, "net_arch": {"pi": [16], "vf": [16]}},
@@ -114,28 +115,7 @@ LOCKSTEP = {
 LOCKSTEP_ITERATIONS = 3
 
 
-def _shared_sampling(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """Replace torch.multinomial by inverse-CDF sampling from a numpy stream; returns a function that
-    restarts the stream (call it before each library's run)."""
-    stream: dict[str, np.random.RandomState] = {}
-
-    def multinomial(
-        probs: torch.Tensor, num_samples: int, replacement: bool = False, **_: Any
-    ) -> torch.Tensor:
-        assert num_samples == 1
-        cdf = np.cumsum(probs.detach().double().cpu().numpy(), axis=-1)
-        uniforms = stream["rng"].random_sample((cdf.shape[0], 1))
-        return torch.as_tensor(np.minimum((cdf < uniforms).sum(-1, keepdims=True), cdf.shape[-1] - 1))
-
-    monkeypatch.setattr(torch, "multinomial", multinomial)
-
-    def restart() -> None:
-        stream["rng"] = np.random.RandomState(123)
-
-    return restart
-
-
-def test_several_iterations_in_lockstep_with_sb3_contrib(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_several_iterations_from_one_seed_are_sb3_contribs(monkeypatch: pytest.MonkeyPatch) -> None:
     contrib = pytest.importorskip("sb3_contrib")
     env_util = pytest.importorskip("stable_baselines3.common.env_util")
     import gymnasium as gym
@@ -143,7 +123,6 @@ def test_several_iterations_in_lockstep_with_sb3_contrib(monkeypatch: pytest.Mon
     def factory() -> gym.Env:  # short episodes: both terminations and truncations inside each rollout
         return gym.make("CartPoleNoVel-v1", max_episode_steps=12)
 
-    restart = _shared_sampling(monkeypatch)
     kwargs = {**LOCKSTEP, "learning_rate": 1e-3, "clip_range": 0.2}
     budget = LOCKSTEP_ITERATIONS * LOCKSTEP["n_steps"] * N_ENVS
     reference = contrib.RecurrentPPO(
@@ -161,17 +140,10 @@ def test_several_iterations_in_lockstep_with_sb3_contrib(monkeypatch: pytest.Mon
         train()
 
     monkeypatch.setattr(reference, "train", record_then_train)
-    restart()
-    with monkeypatch.context() as patch:
-        patch.setattr(np.random, "randint", lambda *args, **kw: 0)
-        reference.learn(budget)
+    reference.learn(budget)
 
     model = RecurrentPPO(**kwargs)
     datamodule = RLEnvDataModule(train_env=factory, n_envs=N_ENVS, seed=LOCKSTEP["seed"])
-    probe = factory()
-    model.build_policy(probe.observation_space, probe.action_space)
-    probe.close()
-    model.policy.load_state_dict(initial)
     ours: list[Any] = []
     train_on_rollout = model.train_on_rollout
 
@@ -180,8 +152,14 @@ def test_several_iterations_in_lockstep_with_sb3_contrib(monkeypatch: pytest.Mon
         return train_on_rollout()
 
     monkeypatch.setattr(model, "train_on_rollout", record_then_train_ours)
-    monkeypatch.setattr(RecurrentRolloutBuffer, "random_split", lambda self, generator=None: 0)
-    restart()
+    ours_initial: dict[str, torch.Tensor] = {}
+    on_fit_start = model.on_fit_start
+
+    def keep_initial_weights() -> None:
+        on_fit_start()
+        ours_initial.update(copy.deepcopy(model.policy.state_dict()))
+
+    monkeypatch.setattr(model, "on_fit_start", keep_initial_weights)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         RLTrainer(max_steps=budget, logger=False, enable_progress_bar=False, enable_checkpointing=False).fit(
@@ -189,6 +167,8 @@ def test_several_iterations_in_lockstep_with_sb3_contrib(monkeypatch: pytest.Mon
         )
 
     assert len(ours) == len(theirs) == LOCKSTEP_ITERATIONS
+    for key, value in initial.items():
+        assert torch.equal(ours_initial[key], value), f"initial {key}"
     truncated = 0
 
     def close(actual: Any, expected: Any, what: str) -> None:

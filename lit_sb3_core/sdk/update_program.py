@@ -115,8 +115,9 @@ class UpdateProgram:
             lr.fill_(float(optimizer.param_groups[0]["lr"]))
         settings = tuple(optimizer_settings(optimizer) for optimizer in raw)
         assert self._program is not None
-        # The program sets autocast itself (compiled in): the caller's (Lightning's) is switched off around it.
-        with torch.autocast(self._device_type, enabled=False):
+        # The program sets autocast itself (compiled in): the caller's (Lightning's) is switched off around it,
+        # its weight cache too, so the program's entry state (guarded) is the same whichever autocast called it.
+        with torch.autocast(self._device_type, enabled=False, cache_enabled=False):
             result, stepped = self._program(
                 self._tensors, layout, states, self._lrs[: len(raw)], settings, *batch
             )

@@ -7,14 +7,21 @@ cache), so they are marked slow; the argument checks and the cache folder run by
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import torch
 
 from lit_sb3 import DQN
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import CompiledStep, compile_cache_dir
-from lit_sb3_core.sdk.compiled_update import use_compile_cache
+from lit_sb3_core.sdk import CompiledStep, compile_cache_dir, compiled_update
+from lit_sb3_core.sdk.compiled_update import (
+    PROGRAM_OPTIONS,
+    program_options,
+    skip_guards_on_globals,
+    use_compile_cache,
+)
 
 
 def _net() -> torch.nn.Module:
@@ -87,6 +94,75 @@ def test_a_gated_step_changes_nothing_when_closed_and_is_adams_when_open(monkeyp
     for ours, theirs in zip(net.parameters(), reference.parameters(), strict=True):
         torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
     assert all(float(state["step"]) == 3 for state in optimizer.state.values())
+
+
+def test_update_programs_skip_the_guards_on_globals_only() -> None:
+    """Dynamo's guards on module globals (torch's and our functions, modules, classes) are dropped; a global
+    tensor's and everything reached from the program's arguments and closures are kept."""
+    entries = [
+        SimpleNamespace(is_global=True, guard_type="ID_MATCH"),
+        SimpleNamespace(is_global=True, guard_type="CLOSURE_MATCH"),
+        SimpleNamespace(is_global=True, guard_type="TENSOR_MATCH"),
+        SimpleNamespace(is_global=False, guard_type="EQUALS_MATCH"),
+        SimpleNamespace(is_global=False, guard_type="TENSOR_MATCH"),
+        SimpleNamespace(is_global=False, guard_type="ID_MATCH"),
+    ]
+    assert skip_guards_on_globals(entries) == [False, False, True, True, True, True]
+    options = program_options()
+    if hasattr(torch.compiler, "skip_guard_on_globals_unsafe"):  # torch >= 2.8 filters guards
+        assert options["guard_filter_fn"] is skip_guards_on_globals
+    assert options["size_asserts"] is False
+    assert "guard_filter_fn" not in PROGRAM_OPTIONS  # torch.compile pops it from the copy it is given
+
+
+class _ScaledLoss:
+    """A loss whose hyperparameter lives on an object, as the algorithms' do (``self.gamma``)."""
+
+    def __init__(self) -> None:
+        self.scale = 1.0
+
+    def loss(self, forward, x, y, weight):  # type: ignore[no-untyped-def]
+        return self.scale * weight * ((forward(x) - y) ** 2).mean()
+
+
+@pytest.mark.slow
+def test_a_compiled_step_filters_its_guards_and_a_changed_value_recompiles(
+    monkeypatch, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The guard filter is applied (global guards dropped, every tensor guard kept), and a hyperparameter
+    changed after the first call (an attribute the loss reads from its object, a float argument) still
+    recompiles: the loss comes back with the new value."""
+    monkeypatch.setenv("LIT_SB3_COMPILE_CACHE", str(tmp_path))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    if not hasattr(torch.compiler, "skip_guard_on_globals_unsafe"):
+        pytest.skip("this torch has no guard filter")
+    filtered: list[tuple[list[Any], list[bool]]] = []
+
+    def spy(entries: Any) -> list[bool]:
+        keep = skip_guards_on_globals(entries)
+        filtered.append((list(entries), keep))
+        return keep
+
+    monkeypatch.setattr(compiled_update, "skip_guards_on_globals", spy)
+    torch._dynamo.reset()
+    net = _net()
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.0)  # the weights stay: the losses compare
+    scaled = _ScaledLoss()
+    step = CompiledStep(net, scaled.loss)
+    x, y = torch.randn(16, 3), torch.randn(16, 2)
+    with torch.no_grad():
+        plain = float(((net(x) - y) ** 2).mean())
+    assert float(step(optimizer, x, y, 1.0)) == pytest.approx(plain, rel=1e-6)
+    scaled.scale = 3.0
+    assert float(step(optimizer, x, y, 1.0)) == pytest.approx(3 * plain, rel=1e-6)
+    assert float(step(optimizer, x, y, 0.5)) == pytest.approx(1.5 * plain, rel=1e-6)
+    assert len(filtered) == 3  # three programs: each change recompiled
+    for entries, keep in filtered:
+        dropped = [entry for entry, kept in zip(entries, keep, strict=True) if not kept]
+        assert dropped and all(entry.is_global for entry in dropped)
+        assert all(
+            kept for entry, kept in zip(entries, keep, strict=True) if entry.guard_type == "TENSOR_MATCH"
+        )
 
 
 def test_dqn_rejects_a_non_bool_compile() -> None:

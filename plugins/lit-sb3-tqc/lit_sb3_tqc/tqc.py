@@ -44,17 +44,21 @@ from lit_sb3_tqc.policies import TQC_POLICY_ALIASES, TQCPolicy
 __all__ = ["TQC", "truncated_quantiles"]
 
 
-def truncated_quantiles(quantiles: torch.Tensor, n_kept: int) -> torch.Tensor:
-    """Pool the atoms of all networks, sort them, keep the ``n_kept`` smallest.
+def truncated_quantiles(quantiles: torch.Tensor, n_kept: int, ordered: bool = True) -> torch.Tensor:
+    """Pool the atoms of all networks, keep the ``n_kept`` smallest.
 
     Args:
-        quantiles: ``(batch, n_critics, n_quantiles)`` atoms.
+        quantiles: ``(batch, n_critics, n_quantiles)`` atoms (or ``(batch, n_atoms)``, already pooled).
         n_kept: atoms kept per sample, ``n_critics * (n_quantiles - top_quantiles_to_drop_per_net)``.
+        ordered: in increasing order (a sort); False: in no particular order (a partial selection, ~6x
+            cheaper on TQC's 50 atoms), for a use that does not depend on the order (the quantile loss).
 
     Returns:
-        ``(batch, n_kept)`` atoms in increasing order.
+        ``(batch, n_kept)`` atoms.
     """
     pooled = quantiles.reshape(quantiles.shape[0], -1)
+    if not ordered:
+        return torch.topk(pooled, n_kept, dim=1, largest=False, sorted=False).values
     return torch.sort(pooled, dim=1).values[:, :n_kept]
 
 
@@ -209,15 +213,22 @@ class TQC(SAC):
         actor, critic, critic_target = self.policy.actor, self.policy.critic, self.policy.critic_target
         with torch.no_grad():
             next_actions, next_log_prob = actor.action_log_prob(next_observations, next_noise)
-            next_quantiles = truncated_quantiles(
-                critic_target(next_observations, next_actions), self.n_target_quantiles
+            atoms = critic_target(next_observations, next_actions)
+            atoms = atoms.reshape(atoms.shape[0], -1) - ent_coef * next_log_prob.reshape(-1, 1)
+            targets = data.rewards + (1.0 - data.dones) * discounts * atoms
+            # Truncated after the soft Bellman map, which is non-decreasing in the atom (discounts >= 0), so the
+            # smallest targets are the targets of the smallest atoms: sb3-contrib's values, in its order
+            # (sorted) eagerly. The compiled program selects them unordered (the loss sums over them) and
+            # reads one small buffer of targets instead of recomputing the map for every pair.
+            target_quantiles = truncated_quantiles(
+                targets, self.n_target_quantiles, ordered=not torch.compiler.is_compiling()
             )
-            next_quantiles = next_quantiles - ent_coef * next_log_prob.reshape(-1, 1)
-            target_quantiles = data.rewards + (1.0 - data.dones) * discounts * next_quantiles
             # (batch, 1, n_target): the same targets for every critic network.
             target_quantiles = target_quantiles.unsqueeze(1)
         current_quantiles = critic(observations, data.actions)  # (batch, n_critics, n_quantiles)
-        return quantile_huber_loss(current_quantiles, target_quantiles, sum_over_quantiles=False)
+        return quantile_huber_loss(
+            current_quantiles, target_quantiles, sum_over_quantiles=False, constant_target=True
+        )
 
     def actor_q_value(self, observations: Any, actions: torch.Tensor) -> torch.Tensor:
         """The mean of every critic's atoms (no truncation for the actor, as in the paper)."""

@@ -52,6 +52,35 @@ def test_truncated_quantiles_by_hand() -> None:
     torch.testing.assert_close(everything[0], torch.tensor([0.0, 1.0, 3.0, 4.0, 5.0, 6.0]))
 
 
+def test_unordered_truncation_keeps_the_same_atoms() -> None:
+    """``ordered=False`` (the compiled critic loss) keeps the same smallest atoms, in some order."""
+    generator = torch.Generator().manual_seed(0)
+    quantiles = torch.randn(64, 2, 25, generator=generator)
+    quantiles[0, 1, :3] = quantiles[0, 0, 0]  # ties with the dropped ones
+    ordered = truncated_quantiles(quantiles, 46)
+    unordered = truncated_quantiles(quantiles, 46, ordered=False)
+    assert unordered.shape == (64, 46)
+    torch.testing.assert_close(torch.sort(unordered, dim=1).values, ordered, rtol=0, atol=0)
+
+
+def test_truncating_the_targets_is_truncating_the_atoms() -> None:
+    """The critic loss truncates after the soft Bellman map (rewards + (1 - dones) * discount * (atom -
+    alpha log pi)): non-decreasing in the atom, so its smallest targets are exactly sb3-contrib's targets
+    of the smallest atoms, in the same order, for ended episodes (all targets equal) and a zero discount."""
+    generator = torch.Generator().manual_seed(1)
+    atoms = torch.randn(32, 2, 25, generator=generator) * 10
+    log_prob = torch.randn(32, 1, generator=generator)
+    rewards = torch.randn(32, 1, generator=generator)
+    dones = (torch.rand(32, 1, generator=generator) < 0.3).float()
+    discounts = torch.rand(32, 1, generator=generator)
+    discounts[:4] = 0.0
+    ent_coef = torch.tensor(0.2)
+    theirs = truncated_quantiles(atoms, 46) - ent_coef * log_prob
+    theirs = rewards + (1.0 - dones) * discounts * theirs
+    ours = rewards + (1.0 - dones) * discounts * (atoms.reshape(32, -1) - ent_coef * log_prob)
+    torch.testing.assert_close(truncated_quantiles(ours, 46), theirs, rtol=0, atol=0)
+
+
 def test_one_update_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
     """Spy on one gradient step and recompute its critic targets and actor loss from the paper's formulas."""
     model = TQC(
@@ -116,7 +145,8 @@ def test_one_update_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
     current, target, kwargs = seen["loss_args"][0]
     assert current.shape == (8, 3, 5) and target.shape == (8, 1, 9)
     torch.testing.assert_close(target.squeeze(1), expected)
-    assert kwargs == {"sum_over_quantiles": False}  # averaged over atoms, as sb3-contrib
+    # averaged over atoms, as sb3-contrib; the targets take no gradient
+    assert kwargs == {"sum_over_quantiles": False, "constant_target": True}
     torch.testing.assert_close(
         seen["records"]["critic_loss"], quantile_huber_loss(current, target, sum_over_quantiles=False)
     )

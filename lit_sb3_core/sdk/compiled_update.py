@@ -171,6 +171,11 @@ class CompiledStep:
         self._lr: torch.Tensor | None = None
         self._program: Callable[..., Any] | None = None
 
+    def clips_at(self, max_grad_norm: float | None) -> bool:
+        """Whether this step clips at ``max_grad_norm`` (the value is compiled into the program: an algorithm
+        whose ``max_grad_norm`` was changed between ``learn`` calls builds a new step)."""
+        return self.max_grad_norm == (None if max_grad_norm is None else float(max_grad_norm))
+
     @staticmethod
     def check_optimizer(optimizer: torch.optim.Optimizer, network: nn.Module) -> None:
         """Raise ``ConfigurationError`` (naming the fix) for an optimizer this step cannot compile."""

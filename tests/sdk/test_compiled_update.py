@@ -210,3 +210,22 @@ def test_a_compiled_dqn_learns_the_weights_the_eager_one_learns(monkeypatch, tmp
         assert set(ours_state[index]) == set(state)
         torch.testing.assert_close(ours_state[index]["exp_avg"], state["exp_avg"], rtol=1e-3, atol=1e-6)
         assert float(ours_state[index]["step"]) == float(state["step"]) == 175
+
+
+@pytest.mark.parametrize("algo", ["dqn", "a2c", "ppo"])
+def test_a_changed_max_grad_norm_builds_a_new_step(algo: str) -> None:
+    """The clipping norm is compiled into the program: changing ``model.max_grad_norm`` between ``learn``
+    calls (as SB3 reads it at every update) must give a step that clips at the new value; an unchanged model
+    keeps its step (and its compiled program). PPO's ``target_kl`` gate likewise."""
+    import lit_sb3
+
+    model = lit_sb3.get_algo_class(algo)("MlpPolicy", "CartPole-v1", compile=True, seed=0)
+    first = model.compiled_step()
+    assert model.compiled_step() is first
+    model.max_grad_norm = 0.25
+    second = model.compiled_step()
+    assert second is not first and second.max_grad_norm == 0.25 and second.clips_at(0.25)
+    if algo == "ppo":
+        model.target_kl = 0.02
+        gated = model.compiled_step()
+        assert gated is not second and gated.gate == "apply"

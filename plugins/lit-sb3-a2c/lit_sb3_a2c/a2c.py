@@ -184,7 +184,7 @@ class A2C(OnPolicyAlgorithm):
                 "compile=False under DDP."
             )
         step = self._compiled_step
-        if step is None or step.network.policy is not self.policy:
+        if step is None or step.network.policy is not self.policy or not step.clips_at(self.max_grad_norm):
             step = CompiledStep(_Evaluation(self.policy), self.rollout_loss, self.max_grad_norm, has_aux=True)
             self._compiled_step = step
         return step

@@ -268,10 +268,12 @@ class DQN(OffPolicyAlgorithm):
         self.n_updates += gradient_steps
 
     def compiled_step(self) -> CompiledStep:
-        """The compiled gradient step (built once, compiled on its first call, kept across ``learn`` calls)."""
-        if self._compiled_step is None or self._compiled_step.network is not self.policy.q_net:
-            self._compiled_step = CompiledStep(self.policy.q_net, self.td_loss, self.max_grad_norm)
-        return self._compiled_step
+        """The compiled gradient step (built once, compiled on its first call, kept across ``learn`` calls
+        while the network and ``max_grad_norm`` stay)."""
+        step = self._compiled_step
+        if step is None or step.network is not self.policy.q_net or not step.clips_at(self.max_grad_norm):
+            step = self._compiled_step = CompiledStep(self.policy.q_net, self.td_loss, self.max_grad_norm)
+        return step
 
     def collect_metrics(self) -> dict[str, float]:
         return {**super().collect_metrics(), "rollout/exploration_rate": self.exploration_rate}

@@ -260,8 +260,13 @@ class PPO(OnPolicyAlgorithm):
                 "compile=False under DDP."
             )
         step = self._compiled_step
-        if step is None or step.network.policy is not self.policy:
-            gate = None if self.target_kl is None else "apply"
+        gate = None if self.target_kl is None else "apply"
+        if (
+            step is None
+            or step.network.policy is not self.policy
+            or not step.clips_at(self.max_grad_norm)
+            or step.gate != gate
+        ):
             step = CompiledStep(
                 _Evaluation(self), self._compiled_loss, self.max_grad_norm, has_aux=True, gate=gate
             )

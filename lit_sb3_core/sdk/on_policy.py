@@ -352,7 +352,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
             for step in range(self.n_steps):
                 if sigterm_poll is not None and sigterm_poll.received_sigterm:
                     raise SIGTERMException()
-                if use_sde and sde_sample_freq > 0 and step > 0 and step % sde_sample_freq == 0:
+                # Step 0 too, right after the rollout's first draw: SB3 draws twice there, and the second
+                # draw's matrices (and torch's generator after it) are the ones the rollout uses.
+                if use_sde and sde_sample_freq > 0 and step % sde_sample_freq == 0:
                     policy.reset_noise(env.num_envs)
                 obs_tensor = self.normalizers.obs(obs_to_tensor(self.last_obs, device), update=True)
                 actions, values, log_probs = self.rollout_forward(obs_tensor)

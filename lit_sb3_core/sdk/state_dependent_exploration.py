@@ -86,14 +86,22 @@ class StateDependentExploration(_Algorithm):
             assert self.vector_env is not None
             self._sde_steps = 0
             self.reset_actor_noise(self.vector_env.num_envs)
+            if self.sde_sample_freq > 0:
+                # SB3 draws again before the chunk's first step (step 0 is a multiple of the frequency): the
+                # second draw's matrices, and torch's generator after it, are the ones the chunk uses.
+                self.reset_actor_noise(self.vector_env.num_envs)
         return super().collect_chunk()
 
     def on_env_step(self) -> None:
-        """With gSDE and ``sde_sample_freq > 0``: redraw the noise every ``sde_sample_freq`` steps of a chunk."""
+        """With gSDE and ``sde_sample_freq > 0``: redraw the noise every ``sde_sample_freq`` steps of a chunk,
+        for the chunk's next step (none after its last step of a ``train_freq`` in steps: SB3 draws before a
+        step, and the next chunk starts with its own draws)."""
         super().on_env_step()
         if self.use_sde and self.sde_sample_freq > 0:
             self._sde_steps += 1
-            if self._sde_steps % self.sde_sample_freq == 0:
+            frequency, unit = self.train_freq
+            chunk_over = unit == "step" and self._sde_steps >= frequency
+            if self._sde_steps % self.sde_sample_freq == 0 and not chunk_over:
                 assert self.vector_env is not None
                 self.reset_actor_noise(self.vector_env.num_envs)
 

@@ -334,3 +334,40 @@ def test_action_noise_draws_sb3s_numbers(algo: str, noise_type: str) -> None:
         env=lit_sb3.RLEnvDataModule(train_env="Pendulum-v1", n_envs=N_ENVS, seed=SEED),
     )
     _assert_close_to_rounding(theirs.policy.state_dict(), ours.policy.state_dict(), atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("algo", "kwargs", "steps"),
+    [
+        ("PPO", {"n_steps": 64, "batch_size": 32}, 512),
+        ("A2C", {}, 400),
+        ("SAC", {"learning_starts": 100, "batch_size": 32, "train_freq": 3}, 200),
+    ],
+)
+def test_gsde_redraws_its_exploration_matrices_as_sb3(algo: str, kwargs: dict[str, Any], steps: int) -> None:
+    """gSDE with ``sde_sample_freq=4``: SB3 draws new exploration matrices at the start of each rollout (or
+    ``train_freq`` chunk) and again before every 4th step of it, step 0 included, and none after a chunk's
+    last step. Drawn at other points, the matrices and torch's generator part from SB3's (PPO's weights
+    differed by 0.1 after 4 rollouts, SAC's by 0.016 after 100 steps)."""
+    import stable_baselines3
+    from stable_baselines3.common.env_util import make_vec_env
+
+    import lit_sb3
+
+    n_envs = 1 if algo == "SAC" else N_ENVS
+    settings: dict[str, Any] = {
+        **kwargs,
+        "use_sde": True,
+        "sde_sample_freq": 4,
+        "seed": SEED,
+        "device": "cpu",
+        "policy_kwargs": {"optimizer_kwargs": {"fused": False}} if algo != "A2C" else None,
+    }
+    env = make_vec_env("Pendulum-v1", n_envs=n_envs, seed=SEED)
+    theirs = getattr(stable_baselines3, algo)("MlpPolicy", env, **settings).learn(total_timesteps=steps)
+    ours = lit_sb3.get_algo_class(algo.lower())("MlpPolicy", **settings)
+    ours.learn(
+        total_timesteps=steps,
+        env=lit_sb3.RLEnvDataModule(train_env="Pendulum-v1", n_envs=n_envs, seed=SEED),
+    )
+    _assert_close_to_rounding(theirs.policy.state_dict(), ours.policy.state_dict(), atol=1e-5)

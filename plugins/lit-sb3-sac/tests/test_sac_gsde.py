@@ -71,7 +71,9 @@ def record_draws(model: SAC) -> list[tuple[int, bool, torch.Tensor]]:
 
 def test_noise_is_drawn_per_chunk_and_every_sde_sample_freq_steps_and_warmup_uses_it() -> None:
     """No training (learning_starts beyond the budget): every action is the gSDE policy's, and each one is
-    tanh(mu(s) + latent(s) @ W) for the W drawn last: at chunk starts (every 8 steps) and 3 steps apart."""
+    tanh(mu(s) + latent(s) @ W) for the W drawn last: at chunk starts (every 8 steps) and 3 steps apart. As
+    SB3's collect_rollouts: at a chunk's start twice (once for the chunk, once for its step 0, a multiple of
+    sde_sample_freq; the second is used), and not after the chunk's last step."""
     model = SAC(
         env="Pendulum-v1", train_freq=8, sde_sample_freq=3, learning_starts=10_000, use_sde_at_warmup=True,
         **{**SMALL, "policy_kwargs": {"net_arch": [32, 32], "log_std_init": -1.0}},
@@ -80,7 +82,10 @@ def test_noise_is_drawn_per_chunk_and_every_sde_sample_freq_steps_and_warmup_use
     model.learn(40)
     assert all(collecting for _, collecting, _ in draws) and model.n_updates == 0
     drawn_at = [t for t, _, _ in draws]
-    assert drawn_at == [t for t in range(40) if t % 8 == 0 or (t % 8) % 3 == 0]
+    expected = []
+    for t in range(40):
+        expected += [t, t] if t % 8 == 0 else [t] if (t % 8) % 3 == 0 else []
+    assert drawn_at == expected
 
     buffer, actor = model.replay_buffer, model.policy.actor
     observations = torch.as_tensor(buffer.observations[:40, 0])

@@ -363,7 +363,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
                 rewards = self.normalizers.rewards(np.asarray(env_rewards, dtype=np.float32), dones)
                 if "final_info" in infos:  # an episode ended (gymnasium adds the key only then)
                     self._record_episode_ends(infos)
-                if truncated.any():  # bootstrap episodes cut by a time limit, not those that ended
+                # bootstrap episodes cut by a time limit, not those that ended (count_nonzero: ``any()`` in a
+                # quarter of its time)
+                if np.count_nonzero(truncated):
                     truncated_only = np.logical_and(truncated, np.logical_not(terminated))
                     if truncated_only.any():
                         rewards = rewards + self.gamma * self._final_values(infos, truncated_only)

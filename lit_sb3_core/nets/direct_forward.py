@@ -29,13 +29,26 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from lit_sb3_core.foundation.spaces import obs_to_tensor
+from lit_sb3_core.foundation.spaces import is_image_space, obs_to_tensor
+from lit_sb3_core.nets.actor_critic import ActorCriticPolicy
 from lit_sb3_core.nets.off_policy_policies import QNetwork, is_identity_extractor
+from lit_sb3_core.nets.torch_layers import FlattenExtractor, MlpExtractor
 
-__all__ = ["NumpyMlp", "TorchMlp"]
+__all__ = ["NumpyActorCritic", "NumpyMlp", "TorchMlp"]
 
 _ACTIVATIONS = (nn.ReLU, nn.Tanh)
 _CPU = torch.device("cpu")
+
+
+def _plain_layers(layers: list[nn.Module]) -> bool:
+    """Whether every layer is a float32 CPU ``nn.Linear`` or an activation the passes compute."""
+    for layer in layers:
+        if type(layer) is nn.Linear:
+            if any(p.dtype != torch.float32 or p.device.type != "cpu" for p in layer.parameters()):
+                return False
+        elif type(layer) not in _ACTIVATIONS:
+            return False
+    return True
 
 
 def _mlp_layers(network: nn.Module) -> list[nn.Module] | None:
@@ -48,13 +61,7 @@ def _mlp_layers(network: nn.Module) -> list[nn.Module] | None:
     if type(network) is not nn.Sequential:
         return None
     layers = list(network)
-    for layer in layers:
-        if type(layer) is nn.Linear:
-            if any(p.dtype != torch.float32 or p.device.type != "cpu" for p in layer.parameters()):
-                return None
-        elif type(layer) not in _ACTIVATIONS:
-            return None
-    return layers
+    return layers if _plain_layers(layers) else None
 
 
 class TorchMlp:
@@ -124,11 +131,11 @@ class NumpyMlp:
                 product, offset, _ = steps[-1]
                 steps[-1] = (product, offset, _relu if isinstance(layer, nn.ReLU) else _tanh)
         self._steps = steps
-        self._pointers = tuple(p.data_ptr() for p in self._parameters)
+        self._pointers = tuple(map(torch.Tensor.data_ptr, self._parameters))
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         """The network's outputs for a batch of raw observations (one row each), as float32."""
-        if tuple(p.data_ptr() for p in self._parameters) != self._pointers:
+        if tuple(map(torch.Tensor.data_ptr, self._parameters)) != self._pointers:
             self._view()  # a parameter got new memory (``param.data = ...``): view the new one
         x = np.asarray(obs, dtype=np.float32)
         for weight, bias, activation in self._steps:
@@ -150,3 +157,59 @@ def _relu(x: np.ndarray) -> None:
 
 def _tanh(x: np.ndarray) -> None:
     np.tanh(x, out=x)
+
+
+class NumpyActorCritic:
+    """An ``ActorCriticPolicy``'s rollout pass ``policy(obs)`` for Discrete actions, computed with numpy.
+
+    An on-policy rollout calls the policy once per vector step on a few observations: ~20 torch operators
+    (two MLPs, the heads, ``log_softmax``, ``multinomial`` with its argument checks, ``gather``) for a few
+    thousand multiply-adds. Here the products and the softmax run in numpy on views of the live weights
+    (``NumpyMlp``) and the draw stays torch's: ``torch.multinomial(probs, 1)`` is ``argmax(probs / q)`` with
+    ``q = empty_like(probs).exponential_()`` (ATen's one-sample path), so ``q`` is drawn from torch's
+    generator as the eager pass draws it, and a seeded run consumes the same stream. The numbers are
+    torch's within float rounding (see the module): for ``compile=True`` runs.
+    """
+
+    def __init__(self, actor: NumpyMlp, critic: NumpyMlp) -> None:
+        self.actor = actor
+        self.critic = critic
+
+    @classmethod
+    def of(cls, policy: nn.Module) -> NumpyActorCritic | None:
+        """The numpy pass for ``policy``, or None: a subclass of ``ActorCriticPolicy`` (it may change the
+        pass), extractors other than ``FlattenExtractor`` over a one-axis ``Box``, other actions than
+        ``Discrete``, layers ``NumpyMlp`` does not compute."""
+        if type(policy) is not ActorCriticPolicy or not isinstance(policy.action_space, spaces.Discrete):
+            return None
+        space = policy.observation_space
+        if not isinstance(space, spaces.Box) or len(space.shape) != 1 or is_image_space(space):
+            return None
+        extractors = [policy.features_extractor]
+        if not policy.share_features_extractor:
+            extractors.append(policy.vf_features_extractor)
+        if any(type(extractor) is not FlattenExtractor for extractor in extractors):
+            return None
+        mlp = policy.mlp_extractor
+        if type(mlp) is not MlpExtractor:
+            return None
+        actor = [*mlp.policy_net, policy.action_net]
+        critic = [*mlp.value_net, policy.value_net]
+        if not (_plain_layers(actor) and _plain_layers(critic)):
+            return None
+        return cls(NumpyMlp(actor), NumpyMlp(critic))
+
+    def __call__(self, obs: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(actions, values, log_probs)`` as ``policy(obs)`` returns them (tensors on numpy's memory)."""
+        logits = self.actor(obs)
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        probs = np.exp(log_probs)
+        noise = torch.empty(probs.shape, dtype=torch.float32).exponential_().numpy()
+        index = (probs / noise).argmax(axis=1)
+        log_prob = np.take_along_axis(log_probs, index[:, None], axis=1)[:, 0]
+        if np.count_nonzero(np.isnan(log_prob)):
+            # what torch.multinomial refuses (NaN or infinite logits), with its words
+            raise ValueError("probability tensor contains either `inf`, `nan` or element < 0")
+        values = self.critic(obs)[:, 0]
+        return torch.from_numpy(index), torch.from_numpy(values), torch.from_numpy(log_prob)

@@ -37,6 +37,7 @@ from lit_sb3_core.foundation.checks import (
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
 from lit_sb3_core.nets.actor_critic import ACTOR_CRITIC_ALIASES, ActorCriticPolicy, class_to_string
+from lit_sb3_core.nets.direct_forward import NumpyActorCritic
 from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sb3.buffers import RolloutBuffer as SB3RolloutBuffer
 from lit_sb3_core.sb3.own_loop import check_own_loop
@@ -79,6 +80,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
 
     # Built from the env's spaces (see RLAlgorithm); typed as built, as SB3 types it.
     policy: ActorCriticPolicy
+    # ``compile=True`` (A2C and PPO set it): the updates run as compiled programs, and the rollout's pass in
+    # numpy where ``NumpyActorCritic`` computes it (``rollout_forward``).
+    compile_update: bool = False
 
     def __init__(
         self,
@@ -128,6 +132,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
             )
         self.rollout_buffer_kwargs = dict(rollout_buffer_kwargs or {})
         self._rollout_buffer_extras: dict[str, Any] = {}
+        # compile=True: the rollout's numpy pass, for the policy it was built for (None: policy(obs)).
+        self._numpy_rollout: tuple[Any, NumpyActorCritic | None] | None = None
         super().__init__(
             policy=policy,
             env=env,
@@ -443,8 +449,18 @@ class OnPolicyAlgorithm(RLAlgorithm):
         """``(actions, values, log_probs)`` for the training envs' current observations, during a rollout.
 
         Recurrent policies override this and ``rollout_values`` to carry their hidden state across steps.
+        With ``compile_update`` the pass runs in numpy where ``NumpyActorCritic`` computes it (the same draws
+        from torch's generator, the numbers within float rounding): not with hooks on the policy
+        (``plain_calls`` is off then) or under an autocast.
         """
-        return self.policy(obs)
+        policy = self.policy
+        if self.compile_update and policy.plain_calls and isinstance(obs, torch.Tensor) and obs.is_cpu:
+            built = self._numpy_rollout
+            if built is None or built[0] is not policy:
+                built = self._numpy_rollout = (policy, NumpyActorCritic.of(policy))
+            if built[1] is not None and not torch.is_autocast_enabled("cpu"):
+                return built[1](obs.numpy())
+        return policy(obs)
 
     def rollout_values(self, obs: Any, env_indices: np.ndarray | None = None) -> torch.Tensor:
         """V(obs) during a rollout: ``env_indices`` given, the final observations of those envs' truncated

@@ -1,7 +1,8 @@
-"""``TorchMlp`` and ``NumpyMlp``: a Q-network's acting pass without module calls.
+"""``TorchMlp``, ``NumpyMlp`` and ``NumpyActorCritic``: acting passes without module calls.
 
 TorchMlp must give ``network(obs)``'s numbers bit for bit (DQN's eager runs act with it); NumpyMlp the same
-within float rounding, on the live weights as optimizers change them.
+within float rounding, on the live weights as optimizers change them; NumpyActorCritic an actor-critic's
+rollout pass within float rounding, drawing the same samples from torch's generator.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from gymnasium import spaces
 from torch import nn
 
 from lit_sb3_core.nets import fast_matmul
-from lit_sb3_core.nets.direct_forward import NumpyMlp, TorchMlp
+from lit_sb3_core.nets.actor_critic import ActorCriticPolicy
+from lit_sb3_core.nets.direct_forward import NumpyActorCritic, NumpyMlp, TorchMlp
 from lit_sb3_core.nets.off_policy_policies import QNetwork, create_mlp
 from lit_sb3_core.nets.torch_layers import FlattenExtractor, NatureCNN
 from lit_sb3_core.sdk.fast_path import plain_calls
@@ -159,3 +161,87 @@ def test_what_the_passes_do_not_reproduce_is_refused(network: Any) -> None:
     built = network()
     assert TorchMlp.of(built) is None
     assert NumpyMlp.of(built) is None
+
+
+# NumpyActorCritic: an on-policy rollout's pass -------------------------------------------------------------
+
+
+def _actor_critic(**kwargs: Any) -> ActorCriticPolicy:
+    torch.manual_seed(0)
+    env = gym.make("CartPole-v1")
+    return ActorCriticPolicy(env.observation_space, env.action_space, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"share_features_extractor": False},
+        {"net_arch": {"pi": [16], "vf": [8, 8]}, "activation_fn": nn.ReLU},
+        {"net_arch": {"pi": [], "vf": []}},
+    ],
+    ids=["default", "own extractors", "split ReLU", "linear heads"],
+)
+def test_numpy_rollout_pass_draws_the_eager_passs_actions_from_torchs_generator(
+    kwargs: dict[str, Any],
+) -> None:
+    policy = _actor_critic(**kwargs).eval()
+    direct = NumpyActorCritic.of(policy)
+    assert direct is not None
+    obs = _cartpole_observations(8 * 50).reshape(50, 8, 4)
+    torch.manual_seed(7)
+    with torch.inference_mode():
+        theirs = [policy(torch.from_numpy(rows)) for rows in obs]
+    after_theirs = torch.rand(3)
+    torch.manual_seed(7)
+    ours = [direct(rows) for rows in obs]
+    assert torch.equal(torch.rand(3), after_theirs)  # the same draws consumed
+    for (actions, values, log_probs), (eager_actions, eager_values, eager_log_probs) in zip(
+        ours, theirs, strict=True
+    ):
+        assert torch.equal(actions, eager_actions)
+        torch.testing.assert_close(values, eager_values, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(log_probs, eager_log_probs, rtol=1e-5, atol=1e-6)
+
+
+def test_numpy_rollout_pass_refuses_what_torch_multinomial_refuses() -> None:
+    policy = _actor_critic().eval()
+    direct = NumpyActorCritic.of(policy)
+    assert direct is not None
+    obs = np.full((2, 4), np.nan, dtype=np.float32)
+    with pytest.raises(RuntimeError, match="probability tensor contains"):
+        policy(torch.from_numpy(obs))
+    with pytest.raises(ValueError, match="probability tensor contains"):
+        direct(obs)
+
+
+class _OwnActorCritic(ActorCriticPolicy):
+    pass
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(
+            lambda: ActorCriticPolicy(spaces.Box(-1, 1, (3,)), spaces.Box(-1, 1, (2,))), id="Box actions"
+        ),
+        pytest.param(
+            lambda: ActorCriticPolicy(spaces.Box(-1, 1, (3,)), spaces.MultiDiscrete([2, 3])),
+            id="MultiDiscrete",
+        ),
+        pytest.param(
+            lambda: ActorCriticPolicy(spaces.Discrete(5), spaces.Discrete(2)), id="one-hot observations"
+        ),
+        pytest.param(
+            lambda: ActorCriticPolicy(
+                spaces.Box(0, 255, (36, 36, 1), dtype=np.uint8),
+                spaces.Discrete(2),
+                features_extractor_class=NatureCNN,
+            ),
+            id="images",
+        ),
+        pytest.param(lambda: _OwnActorCritic(spaces.Box(-1, 1, (3,)), spaces.Discrete(2)), id="a subclass"),
+    ],
+)
+def test_numpy_rollout_pass_refuses_what_it_does_not_reproduce(make: Any) -> None:
+    assert NumpyActorCritic.of(make()) is None

@@ -211,5 +211,8 @@ class NumpyActorCritic:
         if np.count_nonzero(np.isnan(log_prob)):
             # what torch.multinomial refuses (NaN or infinite logits), with its words
             raise ValueError("probability tensor contains either `inf`, `nan` or element < 0")
-        values = self.critic(obs)[:, 0]
-        return torch.from_numpy(index), torch.from_numpy(values), torch.from_numpy(log_prob)
+        return torch.from_numpy(index), self.values(obs), torch.from_numpy(log_prob)
+
+    def values(self, obs: np.ndarray) -> torch.Tensor:
+        """V(obs), as ``policy.predict_values(obs)`` returns it."""
+        return torch.from_numpy(self.critic(obs)[:, 0])

@@ -453,19 +453,28 @@ class OnPolicyAlgorithm(RLAlgorithm):
         from torch's generator, the numbers within float rounding): not with hooks on the policy
         (``plain_calls`` is off then) or under an autocast.
         """
-        policy = self.policy
-        if self.compile_update and policy.plain_calls and isinstance(obs, torch.Tensor) and obs.is_cpu:
-            built = self._numpy_rollout
-            if built is None or built[0] is not policy:
-                built = self._numpy_rollout = (policy, NumpyActorCritic.of(policy))
-            if built[1] is not None and not torch.is_autocast_enabled("cpu"):
-                return built[1](obs.numpy())
-        return policy(obs)
+        numpy_pass = self._numpy_pass(obs)
+        return self.policy(obs) if numpy_pass is None else numpy_pass(obs.numpy())
 
     def rollout_values(self, obs: Any, env_indices: np.ndarray | None = None) -> torch.Tensor:
         """V(obs) during a rollout: ``env_indices`` given, the final observations of those envs' truncated
         episodes; ``None``, every env's next observation (the bootstrap at the end of the rollout)."""
-        return self.policy.predict_values(obs)
+        numpy_pass = self._numpy_pass(obs)
+        if numpy_pass is None:
+            return self.policy.predict_values(obs)
+        return numpy_pass.values(obs.numpy())
+
+    def _numpy_pass(self, obs: Any) -> NumpyActorCritic | None:
+        """The rollout's numpy pass (``compile_update``; see ``rollout_forward``), or None."""
+        policy = self.policy
+        if not (self.compile_update and policy.plain_calls and isinstance(obs, torch.Tensor) and obs.is_cpu):
+            return None
+        built = self._numpy_rollout
+        if built is None or built[0] is not policy:
+            built = self._numpy_rollout = (policy, NumpyActorCritic.of(policy))
+        if built[1] is None or torch.is_autocast_enabled("cpu"):
+            return None
+        return built[1]
 
     def _final_values(self, infos: dict[str, Any], mask: np.ndarray) -> np.ndarray:
         """V(final observation) for envs whose episode was truncated, zeros elsewhere."""

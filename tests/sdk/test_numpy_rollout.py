@@ -68,3 +68,20 @@ def test_hooks_on_the_policy_keep_its_pass() -> None:
     model.learn(8 * 5 * 3, reset_num_timesteps=False)
     assert len(calls) == 5 * 3  # one call per vector step
     assert not np.isnan(model.rollout.values.numpy()).any()  # type: ignore[union-attr]
+
+
+def test_the_numpy_pass_bootstraps_values_as_the_policy_does() -> None:
+    """``rollout_values`` (the bootstrap at a rollout's end and of truncated episodes) through the numpy
+    critic: the policy's ``predict_values`` within rounding."""
+    model, _ = _collected(True, steps=8 * 5)
+    obs = torch.from_numpy(np.asarray(model.last_obs, dtype=np.float32))
+    with torch.inference_mode():
+        eager = model.policy.predict_values(obs)
+    model.policy.plain_calls = True  # as while it trains
+    try:
+        ours = model.rollout_values(obs)
+    finally:
+        model.policy.plain_calls = False
+    torch.testing.assert_close(ours, eager, rtol=1e-5, atol=1e-6)
+    with torch.inference_mode():
+        assert torch.equal(model.rollout_values(obs), eager)  # outside training: the policy's own pass

@@ -110,7 +110,7 @@ class NumpyMlp:
 
     def __init__(self, layers: list[nn.Module]) -> None:
         self.layers = layers
-        self._parameters = [p for layer in layers for p in layer.parameters()]
+        self._linears = [layer for layer in layers if isinstance(layer, nn.Linear)]
         self._pointers: tuple[int, ...] = ()
         self._steps: list[tuple[np.ndarray, np.ndarray | None, Callable[[np.ndarray], Any] | None]] = []
         self._view()
@@ -131,12 +131,18 @@ class NumpyMlp:
                 product, offset, _ = steps[-1]
                 steps[-1] = (product, offset, _relu if isinstance(layer, nn.ReLU) else _tanh)
         self._steps = steps
-        self._pointers = tuple(map(torch.Tensor.data_ptr, self._parameters))
+        self._pointers = self._memory()
+
+    def _memory(self) -> tuple[int, ...]:
+        """Where the weights are now: the layers' current parameters (a replaced Parameter counts too)."""
+        return tuple(
+            p.data_ptr() for layer in self._linears for p in layer._parameters.values() if p is not None
+        )
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         """The network's outputs for a batch of raw observations (one row each), as float32."""
-        if tuple(map(torch.Tensor.data_ptr, self._parameters)) != self._pointers:
-            self._view()  # a parameter got new memory (``param.data = ...``): view the new one
+        if self._memory() != self._pointers:
+            self._view()  # a parameter got new memory (``param.data = ...``, a new Parameter): view it
         x = np.asarray(obs, dtype=np.float32)
         for weight, bias, activation in self._steps:
             x = x @ weight

@@ -140,6 +140,10 @@ def test_numpy_pass_follows_weights_given_new_memory() -> None:
     with torch.no_grad():
         last.weight.data = torch.randn_like(last.weight) * 10  # new storage, not an in-place write
     np.testing.assert_allclose(direct(obs), _module_pass(network, obs).numpy(), rtol=1e-5, atol=1e-5)
+    # a state dict loaded with assign=True replaces the Parameter objects themselves
+    state = {key: torch.randn_like(value) for key, value in network.state_dict().items()}
+    network.load_state_dict(state, assign=True)
+    np.testing.assert_allclose(direct(obs), _module_pass(network, obs).numpy(), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize(

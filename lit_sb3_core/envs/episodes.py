@@ -100,7 +100,7 @@ class RecordSameStepEpisodeStatistics(RecordEpisodeStatistics):
         self.episode_returns += rewards
         self.episode_lengths += 1
         self.prev_dones = dones = np.logical_or(terminations, truncations)
-        if dones.any():
+        if np.count_nonzero(dones):  # ``dones.any()`` in a quarter of its time
             self._end_episodes(dones, infos)
         return observations, rewards, terminations, truncations, infos
 

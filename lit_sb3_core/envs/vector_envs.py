@@ -413,6 +413,12 @@ class LitSyncVectorEnv(SyncVectorEnv):
         env_obs: list[Any] = self._env_obs
         rewards = self._rewards
         terminations, truncations = self._terminations, self._truncations
+        stacked = self._observations
+        # Observations of exactly the batch's row type are copied in row by row (~0.4 us against np.stack's
+        # ~2.3 us for one env); any other (another dtype, shape or type) makes np.stack do the batch, with its
+        # checks and casting rules.
+        row_shape, row_dtype = stacked.shape[1:], stacked.dtype
+        exact = True
         for i, (action, env) in enumerate(zip(actions, self.envs, strict=True)):
             env_obs[i], rewards[i], terminations[i], truncations[i], env_info = env.step(action)
             if terminations[i] or truncations[i]:
@@ -420,7 +426,13 @@ class LitSyncVectorEnv(SyncVectorEnv):
                 env_obs[i], env_info = env.reset()
             if env_info:
                 infos = self._add_info(infos, env_info, i)
-        self._observations = np.stack(env_obs, axis=0, out=self._observations)
+            obs = env_obs[i]
+            if exact and type(obs) is np.ndarray and obs.shape == row_shape and obs.dtype == row_dtype:
+                stacked[i] = obs
+            else:
+                exact = False
+        if not exact:
+            self._observations = np.stack(env_obs, axis=0, out=stacked)
         self._autoreset_envs = np.logical_or(terminations, truncations)
         observations = self._observations.copy() if self.copy else self._observations
         return observations, rewards.copy(), terminations.copy(), truncations.copy(), infos

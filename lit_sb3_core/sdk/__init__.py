@@ -90,6 +90,7 @@ from lit_sb3_core.nets.actor_critic import (
     resolve_class,
     resolve_subclass,
 )
+from lit_sb3_core.nets.direct_forward import NumpyMlp, TorchMlp
 from lit_sb3_core.nets.distributions import (
     BernoulliDistribution,
     CategoricalDistribution,
@@ -180,6 +181,8 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "OffPolicyPolicy",
     "OffPolicyNetArch",
     "QNetwork",
+    "NumpyMlp",
+    "TorchMlp",
     "ContinuousCritic",
     "DeterministicActor",
     "SquashedGaussianActor",

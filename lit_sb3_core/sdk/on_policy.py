@@ -37,6 +37,7 @@ from lit_sb3_core.foundation.checks import (
 from lit_sb3_core.foundation.schedules import Schedule
 from lit_sb3_core.foundation.spaces import describe_space, obs_to_tensor, to_numpy
 from lit_sb3_core.nets.actor_critic import ACTOR_CRITIC_ALIASES, ActorCriticPolicy, class_to_string
+from lit_sb3_core.nets.direct_forward import NumpyActorCritic
 from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sb3.buffers import RolloutBuffer as SB3RolloutBuffer
 from lit_sb3_core.sb3.own_loop import check_own_loop
@@ -79,6 +80,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
 
     # Built from the env's spaces (see RLAlgorithm); typed as built, as SB3 types it.
     policy: ActorCriticPolicy
+    # ``compile=True`` (A2C and PPO set it): the updates run as compiled programs, and the rollout's pass in
+    # numpy where ``NumpyActorCritic`` computes it (``rollout_forward``).
+    compile_update: bool = False
 
     def __init__(
         self,
@@ -128,6 +132,8 @@ class OnPolicyAlgorithm(RLAlgorithm):
             )
         self.rollout_buffer_kwargs = dict(rollout_buffer_kwargs or {})
         self._rollout_buffer_extras: dict[str, Any] = {}
+        # compile=True: the rollout's numpy pass, for the policy it was built for (None: policy(obs)).
+        self._numpy_rollout: tuple[Any, NumpyActorCritic | None] | None = None
         super().__init__(
             policy=policy,
             env=env,
@@ -365,7 +371,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
                 rewards = self.normalizers.rewards(np.asarray(env_rewards, dtype=np.float32), dones)
                 if "final_info" in infos:  # an episode ended (gymnasium adds the key only then)
                     self._record_episode_ends(infos)
-                if truncated.any():  # bootstrap episodes cut by a time limit, not those that ended
+                # bootstrap episodes cut by a time limit, not those that ended (count_nonzero: ``any()`` in a
+                # quarter of its time)
+                if np.count_nonzero(truncated):
                     truncated_only = np.logical_and(truncated, np.logical_not(terminated))
                     if truncated_only.any():
                         rewards = rewards + self.gamma * self._final_values(infos, truncated_only, new_obs)
@@ -445,13 +453,32 @@ class OnPolicyAlgorithm(RLAlgorithm):
         """``(actions, values, log_probs)`` for the training envs' current observations, during a rollout.
 
         Recurrent policies override this and ``rollout_values`` to carry their hidden state across steps.
+        With ``compile_update`` the pass runs in numpy where ``NumpyActorCritic`` computes it (the same draws
+        from torch's generator, the numbers within float rounding): not with hooks on the policy
+        (``plain_calls`` is off then) or under an autocast.
         """
-        return self.policy(obs)
+        numpy_pass = self._numpy_pass(obs)
+        return self.policy(obs) if numpy_pass is None else numpy_pass(obs.numpy())
 
     def rollout_values(self, obs: Any, env_indices: np.ndarray | None = None) -> torch.Tensor:
         """V(obs) during a rollout: ``env_indices`` given, the final observations of those envs' truncated
         episodes; ``None``, every env's next observation (the bootstrap at the end of the rollout)."""
-        return self.policy.predict_values(obs)
+        numpy_pass = self._numpy_pass(obs)
+        if numpy_pass is None:
+            return self.policy.predict_values(obs)
+        return numpy_pass.values(obs.numpy())
+
+    def _numpy_pass(self, obs: Any) -> NumpyActorCritic | None:
+        """The rollout's numpy pass (``compile_update``; see ``rollout_forward``), or None."""
+        policy = self.policy
+        if not (self.compile_update and policy.plain_calls and isinstance(obs, torch.Tensor) and obs.is_cpu):
+            return None
+        built = self._numpy_rollout
+        if built is None or built[0] is not policy:
+            built = self._numpy_rollout = (policy, NumpyActorCritic.of(policy))
+        if built[1] is None or torch.is_autocast_enabled("cpu"):
+            return None
+        return built[1]
 
     def _final_values(self, infos: dict[str, Any], mask: np.ndarray, new_obs: Any) -> np.ndarray:
         """V(final observation) for envs whose episode was truncated, zeros elsewhere; normalized as

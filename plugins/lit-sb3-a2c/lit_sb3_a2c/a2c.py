@@ -80,6 +80,8 @@ class A2C(OnPolicyAlgorithm):
             RMSprop or Adam) as one program compiled with ``torch.compile`` (``lit_sb3_core.sdk.CompiledStep``):
             same learning, within float rounding; the first update of a run compiles (seconds with a warm
             on-disk cache, a minute or more cold). torch's RMSprop, Adam or AdamW optimizers, one process.
+            The rollout's policy pass then runs in numpy where it can (Discrete actions, flat observations,
+            ``lit_sb3_core.sdk.OnPolicyAlgorithm.rollout_forward``): the same draws, values within rounding.
             Off by default.
     """
 

@@ -26,8 +26,10 @@ from gymnasium import spaces
 
 from lit_sb3_core.sdk import (
     CompiledStep,
+    NumpyMlp,
     OffPolicyAlgorithm,
     Schedule,
+    TorchMlp,
     TrainFreq,
     check_bool,
     check_fraction,
@@ -81,7 +83,9 @@ class DQN(OffPolicyAlgorithm):
         checkpoint_replay_buffer: keep the replay buffer in Lightning checkpoints.
         compile: run each gradient step (TD loss, gradients, clipping, Adam) as one program compiled with
             ``torch.compile`` (``lit_sb3_core.sdk.CompiledStep``): same learning, within float rounding; the
-            first update of a run compiles (seconds with a warm on-disk cache, minutes cold). Off by default.
+            first update of a run compiles (seconds with a warm on-disk cache, minutes cold). The greedy action
+            of each env step is then computed with numpy (``lit_sb3_core.sdk.NumpyMlp``) where the Q-network
+            is an MLP over flat observations: the same Q-values within float rounding. Off by default.
     """
 
     algo_name: ClassVar[str] = "dqn"
@@ -128,6 +132,8 @@ class DQN(OffPolicyAlgorithm):
     ) -> None:
         self.compile_update = check_bool("compile", compile)
         self._compiled_step: CompiledStep | None = None
+        # The acting pass without module calls, for the Q-network it was built for (None: policy(obs)).
+        self._acting: tuple[Any, TorchMlp | NumpyMlp | None] | None = None
         self.target_update_interval = check_positive_int("target_update_interval", target_update_interval)
         self.exploration_fraction = check_fraction("exploration_fraction", exploration_fraction)
         self.exploration_initial_eps = check_fraction("exploration_initial_eps", exploration_initial_eps)
@@ -204,7 +210,30 @@ class DQN(OffPolicyAlgorithm):
         if self.exploration_rng.random() < self.exploration_rate:
             start = int(self.action_space.start)  # type: ignore[union-attr]
             return self.random_actions() - start
+        if type(obs) is np.ndarray:
+            acting = self._direct_q_values()
+            if acting is not None:
+                return acting.argmax(obs)
         return self.policy(obs_to_tensor(obs, self.device)).cpu().numpy()
+
+    def _direct_q_values(self) -> TorchMlp | NumpyMlp | None:
+        """The Q-network's pass for acting without its module calls (``lit_sb3_core.sdk.TorchMlp``: the same
+        numbers; with ``compile=True`` ``NumpyMlp``: within float rounding), or None where ``policy(obs)``
+        runs: a policy that changes how it acts, a network the passes do not reproduce, hooks on it
+        (``plain_calls`` is off), or numpy's pass under an autocast (it would not be in its precision)."""
+        policy = self.policy
+        q_net = policy.q_net
+        built = self._acting
+        if built is None or built[0] is not q_net:
+            plain = type(policy).forward is DQNPolicy.forward and type(policy).q_values is DQNPolicy.q_values
+            direct = (NumpyMlp if self.compile_update else TorchMlp).of(q_net) if plain else None
+            built = self._acting = (q_net, direct)
+        direct = built[1]
+        if direct is None or not q_net.plain_calls:
+            return None
+        if isinstance(direct, NumpyMlp) and torch.is_autocast_enabled("cpu"):
+            return None  # torch's operators autocast, numpy's would not
+        return direct
 
     def predict(
         self,

@@ -81,7 +81,10 @@ class PPO(OnPolicyAlgorithm):
             gradients, clipping, Adam) as one program compiled with ``torch.compile``
             (``lit_sb3_core.sdk.CompiledStep``): same learning, within float rounding; the first update of
             a run compiles (seconds with a warm on-disk cache, a minute or more cold), a truncated last
-            minibatch compiles once more. Adam/AdamW optimizers, one process. Off by default.
+            minibatch compiles once more. Adam/AdamW optimizers, one process. The rollout's policy pass
+            then runs in numpy where it can (Discrete actions, flat observations,
+            ``lit_sb3_core.sdk.OnPolicyAlgorithm.rollout_forward``): the same draws, values within rounding.
+            Off by default.
     """
 
     algo_name: ClassVar[str] = "ppo"

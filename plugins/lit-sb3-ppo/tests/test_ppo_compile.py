@@ -78,7 +78,12 @@ def test_a_compiled_ppo_learns_the_weights_the_eager_one_learns(
         )
         assert float(ours_state[index]["step"]) == float(state["step"])
     for key, value in eager.last_metrics.items():
-        if key.startswith("train/"):
+        if key == "train/clip_fraction" and eager.last_metrics["train/clip_range"] == 0:
+            # The linear clip range has reached 0 at the last iteration: the fraction then counts the ratios
+            # that are not exactly 1, i.e. rounding alone (the compiled run's rollout pass and update round
+            # differently from the eager ones), so it is only a fraction.
+            assert 0 <= compiled.last_metrics[key] <= 1
+        elif key.startswith("train/"):
             # The clip fraction counts samples past a threshold: a rounding-level difference in a ratio
             # on the threshold flips a sample (1/48 of a minibatch), so it is compared to that resolution.
             tolerance = 0.05 if key == "train/clip_fraction" else 1e-6

@@ -217,6 +217,13 @@ def _contrib_or_sb3(algo: str) -> Any:
 # DDPG's deterministic actor makes its run chaotic: a 1e-9 nudge of SB3's own initial weights ends 200 steps
 # 0.012 away (measured), so its run is compared over fewer steps.
 CONTINUOUS_STEPS = {"SAC": 200, "TD3": 200, "TQC": 200, "DDPG": 150}
+CONTINUOUS_KWARGS: dict[str, Any] = {
+    "learning_starts": 100,
+    "batch_size": 32,
+    "seed": SEED,
+    "device": "cpu",
+    "policy_kwargs": {"optimizer_kwargs": {"fused": False}},
+}
 
 
 @pytest.mark.parametrize("algo", list(CONTINUOUS_STEPS))
@@ -229,13 +236,7 @@ def test_continuous_control_runs_equal_sb3s_from_the_same_initial_weights(algo: 
 
     import lit_sb3
 
-    kwargs: dict[str, Any] = {
-        "learning_starts": 100,
-        "batch_size": 32,
-        "seed": SEED,
-        "device": "cpu",
-        "policy_kwargs": {"optimizer_kwargs": {"fused": False}},
-    }
+    kwargs = dict(CONTINUOUS_KWARGS)
     theirs_class, ours_class = _contrib_or_sb3(algo), lit_sb3.get_algo_class(algo.lower())
     theirs = theirs_class("MlpPolicy", gym.make("Pendulum-v1"), **kwargs)
     ours = ours_class("MlpPolicy", gym.make("Pendulum-v1"), **kwargs)
@@ -311,13 +312,7 @@ def test_action_noise_draws_sb3s_numbers(algo: str, noise_type: str) -> None:
 
     import lit_sb3
 
-    kwargs: dict[str, Any] = {
-        "learning_starts": 100,
-        "batch_size": 32,
-        "seed": SEED,
-        "device": "cpu",
-        "policy_kwargs": {"optimizer_kwargs": {"fused": False}},
-    }
+    kwargs = dict(CONTINUOUS_KWARGS)
     sb3_class = (
         sb3_noise.NormalActionNoise if noise_type == "normal" else sb3_noise.OrnsteinUhlenbeckActionNoise
     )

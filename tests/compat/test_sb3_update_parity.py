@@ -11,6 +11,7 @@ in both.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -236,7 +237,7 @@ def test_continuous_control_runs_equal_sb3s_from_the_same_initial_weights(algo: 
 
     import lit_sb3
 
-    kwargs = dict(CONTINUOUS_KWARGS)
+    kwargs = copy.deepcopy(CONTINUOUS_KWARGS)  # SB3 writes use_sde into policy_kwargs
     theirs_class, ours_class = _contrib_or_sb3(algo), lit_sb3.get_algo_class(algo.lower())
     theirs = theirs_class("MlpPolicy", gym.make("Pendulum-v1"), **kwargs)
     ours = ours_class("MlpPolicy", gym.make("Pendulum-v1"), **kwargs)
@@ -312,7 +313,7 @@ def test_action_noise_draws_sb3s_numbers(algo: str, noise_type: str) -> None:
 
     import lit_sb3
 
-    kwargs = dict(CONTINUOUS_KWARGS)
+    kwargs = copy.deepcopy(CONTINUOUS_KWARGS)  # SB3 writes use_sde into policy_kwargs
     sb3_class = (
         sb3_noise.NormalActionNoise if noise_type == "normal" else sb3_noise.OrnsteinUhlenbeckActionNoise
     )

@@ -171,9 +171,9 @@ class ObservationNormalizer(nn.Module):
         return torch.from_numpy(np.clip(scaled, -self.clip, self.clip).astype(np.float32))
 
     @torch.no_grad()
-    def normalize_after_merging(self, obs: torch.Tensor, arriving: torch.Tensor) -> torch.Tensor:
-        """``obs`` normalized with the statistics as they will be once ``arriving`` is merged; the statistics
-        are left as they are.
+    def normalize_after_merging(self, obs: torch.Tensor, arriving: torch.Tensor | np.ndarray) -> torch.Tensor:
+        """``obs`` normalized with the statistics as they will be once ``arriving`` (a batch, as
+        ``RunningMeanStd.update`` takes it) is merged; the statistics are left as they are.
 
         VecNormalize merges a step's observations as the env returns them and normalizes everything of that
         step with the merged statistics. The collection loops merge an observation one step later, when the

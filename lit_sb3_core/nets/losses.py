@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -80,9 +82,7 @@ def quantile_huber_loss(
 def _pair_count(shape: torch.Size, sum_over_quantiles: bool) -> float:
     """What the summed pairwise losses are divided by: every pair, or (summed over the current quantiles)
     every pair of one current quantile."""
-    pairs = 1
-    for size in shape:
-        pairs *= size
+    pairs = math.prod(shape)
     return pairs / shape[-2] if sum_over_quantiles else float(pairs)
 
 

@@ -492,8 +492,6 @@ class OnPolicyAlgorithm(RLAlgorithm):
         else:
             batch = np.stack([final_obs[i] for i in indices])
         values = np.zeros(mask.shape, dtype=np.float32)
-        final = self.normalizers.obs_after_merging(
-            obs_to_tensor(batch, self.device), obs_to_tensor(new_obs, self.device)
-        )
+        final = self.normalizers.obs_after_merging(obs_to_tensor(batch, self.device), new_obs)
         values[indices] = to_numpy(self.rollout_values(final, indices))
         return values

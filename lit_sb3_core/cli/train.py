@@ -141,6 +141,14 @@ def configure_train(parser: argparse.ArgumentParser) -> None:
     )
     add("--device", default="auto", help="auto, cpu, cuda, gpu or mps")
     add(
+        "--compile",
+        choices=["auto", "on", "off"],
+        default=None,
+        help="run each gradient step as one torch.compile program: on, off, or auto (the default: on for "
+        "budgets long enough to pay the compile back, see `compile_pays_after`; a continued model keeps its "
+        "file's choice unless given)",
+    )
+    add(
         "--log-interval",
         type=int,
         default=-1,

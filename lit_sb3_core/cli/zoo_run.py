@@ -173,10 +173,19 @@ class ZooRun:
     def make_model(self, model_kwargs: dict[str, Any]) -> Any:
         args = self.args
         common = {"seed": args.seed, "verbose": 1 if args.verbose >= 2 else 0}
+        takes_compile = "compile" in inspect.signature(self.cls.__init__).parameters
+        if args.compile == "on" and not takes_compile:
+            raise CliError(
+                f"--compile on: {self.cls.__name__} has no compiled update; use --compile off or auto."
+            )
         if not args.trained_agent:
+            if takes_compile and "compile" not in model_kwargs:  # --hyperparams compile:... wins
+                model_kwargs = {**model_kwargs, "compile": _COMPILE_CHOICES[args.compile or "auto"]}
             return self.cls(**{**model_kwargs, **common, "device": args.device})
         path = Path(args.trained_agent)
         overrides = split_tuned(self.cls, parse_key_values(args.hyperparams, "--hyperparams"))["model"]
+        if takes_compile and args.compile and "compile" not in overrides:  # else the file's choice
+            overrides["compile"] = _COMPILE_CHOICES[args.compile]
         model = load_model(path, expected_cls=self.cls, **overrides)
         buffer = path.parent / "replay_buffer.npz"
         if buffer.is_file() and hasattr(model, "load_replay_buffer"):
@@ -217,6 +226,16 @@ class ZooRun:
         if args.trained_agent:
             print(f"Continuing {args.trained_agent} from {model.num_timesteps} steps.")
             steps += model.num_timesteps
+        if getattr(model, "compile_choice", False) == "auto":
+            threshold = model.compile_pays_after
+            print(
+                "Compile: auto, "
+                + (
+                    f"the update compiles for budgets from {threshold:,} steps (--compile on/off to choose)."
+                    if threshold is not None
+                    else f"{self.cls.__name__}'s update runs eagerly (no compiled update measured to pay back)."
+                )
+            )
         env_kwargs = parse_key_values(args.env_kwargs, "--env-kwargs")
         eval_env: Any = args.env  # built with env_kwargs, as the training envs
         if args.eval_env_kwargs:
@@ -280,6 +299,10 @@ class EvaluationEnv:
         from lit_sb3_core.envs.make import make_env_by_id
 
         return make_env_by_id(self.env_id, self.kwargs)
+
+
+# lit-sb3 train --compile: the model's compile argument (compile_choice.py).
+_COMPILE_CHOICES: dict[str, bool | str] = {"auto": "auto", "on": True, "off": False}
 
 
 def _accelerator(device: str) -> str:

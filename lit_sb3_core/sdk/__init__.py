@@ -132,6 +132,7 @@ from lit_sb3_core.sb3.callbacks import RLCallback
 from lit_sb3_core.sb3.file_hooks import SB3FileHooks, rename_sb3_keys
 from lit_sb3_core.sb3.model_zip import SB3Fields, SB3File
 from lit_sb3_core.sdk.algorithm import RLAlgorithm, make_optimizer, set_random_seed
+from lit_sb3_core.sdk.compile_choice import CompileChoice, init_compile
 from lit_sb3_core.sdk.compiled_update import CompiledStep, compile_cache_dir
 from lit_sb3_core.sdk.entropy_temperature import EntropyTemperature, parse_ent_coef
 from lit_sb3_core.sdk.loading import load
@@ -151,10 +152,12 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "explained_variance",
     "make_optimizer",
     "clip_grad_norm",
+    "CompileChoice",
     "CompiledStep",
     "UpdateProgram",
     "GradientSteps",
     "compile_cache_dir",
+    "init_compile",
     "set_random_seed",
     "swapped_env",
     "RLCallback",

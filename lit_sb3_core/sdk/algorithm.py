@@ -73,6 +73,7 @@ from lit_sb3_core.sb3.model_logger import ModelLogger
 from lit_sb3_core.sb3.vec_env_views import drop_pending_seeds
 from lit_sb3_core.sdk.budget import Budget, Ranks
 from lit_sb3_core.sdk.checkpoint_state import read_checkpoint_state, write_checkpoint_state
+from lit_sb3_core.sdk.compile_choice import CompileChoice, resolve_compile
 from lit_sb3_core.sdk.evaluation_step import Evaluation
 from lit_sb3_core.sdk.fast_path import FastPath
 from lit_sb3_core.sdk.kept_optimizers import keeps_optimizers, load_optimizer_states
@@ -152,6 +153,14 @@ class RLAlgorithm(
     default_log_interval: ClassVar[int] = 1
     # Whether RLEnvDataModule(normalize=...) is honoured (the algorithm calls self.normalizers.obs/.rewards).
     supports_normalization: ClassVar[bool] = False
+    # The environment-step budget from which compile="auto" compiles the update (compile_choice.py): about
+    # twice the budget where a cold compile has paid for itself, measured per algorithm; None: never.
+    compile_pays_after: ClassVar[int | None] = None
+    # compile=True / False / "auto" as given (init_compile), why this model's settings cannot compile (None:
+    # they can), and whether the current run compiles (decided at each fit start).
+    compile_choice: CompileChoice = False
+    compile_refusal: str | None = None
+    compile_update: bool = False
     supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (
         spaces.Box,
         spaces.Discrete,
@@ -572,6 +581,7 @@ class RLAlgorithm(
                 f"{type(self).__name__} must be trained with lit_sb3.RLTrainer (max_steps counts environment "
                 f"steps there), not {type(trainer).__name__}."
             )
+        self.compile_update = resolve_compile(self)  # compile="auto" decides from this run's budget
         datamodule = self.datamodule
         env = datamodule.get_env("fit")
         if env is not self.vector_env or self.last_obs is None:

@@ -80,9 +80,6 @@ class OnPolicyAlgorithm(RLAlgorithm):
 
     # Built from the env's spaces (see RLAlgorithm); typed as built, as SB3 types it.
     policy: ActorCriticPolicy
-    # ``compile=True`` (A2C and PPO set it): the updates run as compiled programs, and the rollout's pass in
-    # numpy where ``NumpyActorCritic`` computes it (``rollout_forward``).
-    compile_update: bool = False
 
     def __init__(
         self,

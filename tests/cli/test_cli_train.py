@@ -107,10 +107,25 @@ def test_overrides_and_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     assert "(defaults)" in out and "batch_size=16" in out
 
 
+def test_compile_is_auto_unless_chosen(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """rl-zoo3's budgets are the runs' real lengths: lit-sb3 train compiles where it pays back (auto)."""
+    short = ["train", "--steps", "64", "--no-tuned", "--hp", "n_steps=32", "batch_size=16", "--eval-freq", "0",
+             "--eval-episodes", "1"]  # fmt: skip
+    assert main([*short, "--save", "auto.zip"]) == 0
+    assert f"Compile: auto, the update compiles for budgets from {PPO.compile_pays_after:,} steps" in (
+        capsys.readouterr().out
+    )
+    assert PPO.load(tmp_path / "auto.zip").compile_choice == "auto"
+    assert main([*short, "--compile", "off", "--save", "off.zip"]) == 0
+    assert PPO.load(tmp_path / "off.zip").compile_choice is False
+    assert "Compile:" not in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--algo", "ppp"], "'ppo'"),
+        (["--algo", "ars", "--compile", "on"], "--compile on: ARS has no compiled update"),
         (["--hyperparams", "n_stepz:8"], "--hyperparams names n_stepz, which PPO does not take"),
         (["--hyperparams", "learning_rate"], "--hyperparams expects KEY:VALUE pairs"),
         (

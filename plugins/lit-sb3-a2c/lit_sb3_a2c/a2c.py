@@ -25,6 +25,7 @@ from lit_sb3_a2c.hyperparams import TUNED
 from lit_sb3_a2c.rmsprop_tf_like import RMSpropTFLike
 from lit_sb3_core.sdk import (
     ACTOR_CRITIC_ALIASES,
+    CompileChoice,
     CompiledStep,
     ConfigurationError,
     OnPolicyAlgorithm,
@@ -32,6 +33,7 @@ from lit_sb3_core.sdk import (
     check_bool,
     check_number,
     explained_variance,
+    init_compile,
     resolve_named_class,
 )
 
@@ -86,6 +88,8 @@ class A2C(OnPolicyAlgorithm):
     """
 
     algo_name: ClassVar[str] = "a2c"
+    # compile="auto" compiles from this budget: twice the cold compile's break-even (benchmarks/README.md).
+    compile_pays_after: ClassVar[int | None] = 750_000
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     default_log_interval: ClassVar[int] = 100  # SB3's A2C.learn(log_interval=100): iterations are tiny
@@ -116,9 +120,9 @@ class A2C(OnPolicyAlgorithm):
         verbose: int = 0,
         seed: int | None = None,
         device: str = "auto",
-        compile: bool = False,
+        compile: CompileChoice = False,
     ) -> None:
-        self.compile_update = check_bool("compile", compile)
+        init_compile(self, compile)
         self._compiled_step: CompiledStep | None = None
         self.rms_prop_eps = check_number("rms_prop_eps", rms_prop_eps, minimum=0)
         self.use_rms_prop = check_bool("use_rms_prop", use_rms_prop)

@@ -64,6 +64,8 @@ class DDPG(TD3):
     """
 
     algo_name: ClassVar[str] = "ddpg"
+    # compile="auto" compiles from this budget: twice the cold compile's break-even (benchmarks/README.md).
+    compile_pays_after: ClassVar[int | None] = 200_000
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
 
     def __init__(

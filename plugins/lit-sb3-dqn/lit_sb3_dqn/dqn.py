@@ -25,16 +25,17 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from lit_sb3_core.sdk import (
+    CompileChoice,
     CompiledStep,
     NumpyMlp,
     OffPolicyAlgorithm,
     Schedule,
     TorchMlp,
     TrainFreq,
-    check_bool,
     check_fraction,
     check_positive_int,
     check_positive_number,
+    init_compile,
     obs_to_tensor,
     update_target,
 )
@@ -89,6 +90,8 @@ class DQN(OffPolicyAlgorithm):
     """
 
     algo_name: ClassVar[str] = "dqn"
+    # compile="auto" compiles from this budget: twice the cold compile's break-even (benchmarks/README.md).
+    compile_pays_after: ClassVar[int | None] = 400_000
     policy_aliases: ClassVar[dict[str, Any]] = DQN_POLICY_ALIASES
     policy: DQNPolicy  # built from the env's spaces (see RLAlgorithm)
     # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
@@ -128,12 +131,13 @@ class DQN(OffPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
-        compile: bool = False,
+        compile: CompileChoice = False,
     ) -> None:
-        self.compile_update = check_bool("compile", compile)
+        init_compile(self, compile)
         self._compiled_step: CompiledStep | None = None
-        # The acting pass without module calls, for the Q-network it was built for (None: policy(obs)).
-        self._acting: tuple[Any, TorchMlp | NumpyMlp | None] | None = None
+        # The acting pass without module calls, for the Q-network and compile setting it was built for (None:
+        # policy(obs)).
+        self._acting: tuple[Any, bool, TorchMlp | NumpyMlp | None] | None = None
         self.target_update_interval = check_positive_int("target_update_interval", target_update_interval)
         self.exploration_fraction = check_fraction("exploration_fraction", exploration_fraction)
         self.exploration_initial_eps = check_fraction("exploration_initial_eps", exploration_initial_eps)
@@ -224,11 +228,11 @@ class DQN(OffPolicyAlgorithm):
         policy = self.policy
         q_net = policy.q_net
         built = self._acting
-        if built is None or built[0] is not q_net:
+        if built is None or built[0] is not q_net or built[1] != self.compile_update:
             plain = type(policy).forward is DQNPolicy.forward and type(policy).q_values is DQNPolicy.q_values
             direct = (NumpyMlp if self.compile_update else TorchMlp).of(q_net) if plain else None
-            built = self._acting = (q_net, direct)
-        direct = built[1]
+            built = self._acting = (q_net, self.compile_update, direct)
+        direct = built[2]
         if direct is None or not q_net.plain_calls:
             return None
         if isinstance(direct, NumpyMlp) and torch.is_autocast_enabled("cpu"):

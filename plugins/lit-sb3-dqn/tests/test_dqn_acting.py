@@ -47,7 +47,7 @@ def test_an_eager_run_acting_directly_is_the_policy_paths_run_bit_for_bit() -> N
     reference.learn(steps)
     model = DQN("MlpPolicy", "CartPole-v1", **SETTINGS)
     model.learn(steps)
-    assert isinstance(model._acting[1], TorchMlp)  # type: ignore[index]
+    assert isinstance(model._acting[-1], TorchMlp)  # type: ignore[index]
     for ours, theirs in zip(_stored(model, steps), _stored(reference, steps), strict=True):
         np.testing.assert_array_equal(ours, theirs)
     for (name, ours_weights), (_, theirs_weights) in zip(
@@ -69,7 +69,7 @@ def test_hooks_on_the_q_network_keep_the_policy_path() -> None:
     model.exploration_initial_eps = model.exploration_final_eps = model.exploration_rate = 0.0  # all greedy
     model.learn(200, reset_num_timesteps=False)
     assert len(acting_calls) == 200
-    assert model._acting is not None and isinstance(model._acting[1], TorchMlp)  # built, but not used
+    assert model._acting is not None and isinstance(model._acting[-1], TorchMlp)  # built, but not used
 
 
 class _ActsDifferently(DQNPolicy):
@@ -83,7 +83,7 @@ def test_a_policy_that_acts_differently_keeps_its_forward() -> None:
     )
     model.exploration_final_eps = model.exploration_initial_eps = 0.0
     model.learn(300)
-    assert model._acting is not None and model._acting[1] is None
+    assert model._acting is not None and model._acting[-1] is None
     actions, _ = _stored(model, 300)
     assert not actions.any()
 
@@ -96,7 +96,7 @@ def test_a_compiled_dqn_acts_through_numpy_with_the_policys_greedy_actions(
     monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     model = DQN("MlpPolicy", "CartPole-v1", compile=True, **SETTINGS)
     model.learn(1_000)
-    direct = model._acting[1]  # type: ignore[index]
+    direct = model._acting[-1]  # type: ignore[index]
     assert isinstance(direct, NumpyMlp)
     _, observations = _stored(model, 1_000)
     observations = observations.reshape(1_000, -1)

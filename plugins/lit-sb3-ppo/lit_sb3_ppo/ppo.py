@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
     ACTOR_CRITIC_ALIASES,
+    CompileChoice,
     CompiledStep,
     ConflictingOptionsError,
     InvalidArgumentError,
@@ -37,6 +38,7 @@ from lit_sb3_core.sdk import (
     check_positive_int,
     check_positive_number,
     explained_variance,
+    init_compile,
     make_schedule,
 )
 from lit_sb3_ppo.hyperparams import TUNED
@@ -88,6 +90,8 @@ class PPO(OnPolicyAlgorithm):
     """
 
     algo_name: ClassVar[str] = "ppo"
+    # compile="auto" compiles from this budget: twice the cold compile's break-even (benchmarks/README.md).
+    compile_pays_after: ClassVar[int | None] = 600_000
     policy_aliases: ClassVar[dict[str, Any]] = ACTOR_CRITIC_ALIASES
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     # Whether batch_size=None (one minibatch of the whole rollout) is allowed: not in SB3's PPO.
@@ -120,10 +124,10 @@ class PPO(OnPolicyAlgorithm):
         verbose: int = 0,
         seed: int | None = None,
         device: str = "auto",
-        compile: bool = False,
+        compile: CompileChoice = False,
     ) -> None:
         self.normalize_advantage = check_bool("normalize_advantage", normalize_advantage)
-        self.compile_update = check_bool("compile", compile)
+        init_compile(self, compile)
         self._compiled_step: CompiledStep | None = None
         # Advantages are normalized per minibatch (at least 2 samples); None (RecurrentPPO): the whole rollout.
         self.batch_size = check_int(

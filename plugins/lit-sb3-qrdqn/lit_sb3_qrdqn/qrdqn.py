@@ -61,6 +61,8 @@ class QRDQN(DQN):
     """
 
     algo_name: ClassVar[str] = "qrdqn"
+    # compile="auto" compiles from this budget: twice the cold compile's break-even (benchmarks/README.md).
+    compile_pays_after: ClassVar[int | None] = 25_000
     policy_aliases: ClassVar[dict[str, Any]] = QRDQN_POLICY_ALIASES
     policy: QRDQNPolicy  # built from the env's spaces (see RLAlgorithm)
     # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).

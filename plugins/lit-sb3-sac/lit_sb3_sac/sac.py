@@ -33,9 +33,9 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
-from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
     ActionNoise,
+    CompileChoice,
     EntropyTemperature,
     GradientSteps,
     OffPolicyAlgorithm,
@@ -43,8 +43,8 @@ from lit_sb3_core.sdk import (
     StateDependentExploration,
     TrainFreq,
     UpdateProgram,
-    check_bool,
     check_positive_int,
+    init_compile,
     update_target,
 )
 from lit_sb3_sac.hyperparams import TUNED
@@ -100,6 +100,8 @@ class SAC(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
     """
 
     algo_name: ClassVar[str] = "sac"
+    # compile="auto" compiles from this budget: twice the cold compile's break-even (benchmarks/README.md).
+    compile_pays_after: ClassVar[int | None] = 50_000
     policy_aliases: ClassVar[dict[str, Any]] = SAC_POLICY_ALIASES
     policy: SACPolicy  # built from the env's spaces (see RLAlgorithm)
     # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
@@ -141,15 +143,16 @@ class SAC(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
-        compile: bool = False,
+        compile: CompileChoice = False,
     ) -> None:
         self.init_sde(use_sde, sde_sample_freq, use_sde_at_warmup)
-        self.compile_update = check_bool("compile", compile)
-        if compile and use_sde:
-            raise ConfigurationError(
-                f"{type(self).__name__}(compile=True) does not compile gSDE's update (its noise matrices are "
-                "drawn from log std outside the step): pass use_sde=False, or compile=False."
+        refusal = None
+        if use_sde:
+            refusal = (
+                "gSDE's update is not compiled (its noise matrices are drawn from log std outside the step): "
+                "pass use_sde=False, or compile=False"
             )
+        init_compile(self, compile, refusal)
         self._update_program: UpdateProgram | None = None
         self.init_temperature(ent_coef, target_entropy)
         self.target_update_interval = check_positive_int("target_update_interval", target_update_interval)
@@ -275,7 +278,7 @@ class SAC(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
 
     def update_program(self) -> UpdateProgram:
         """``gradient_step`` run eagerly, or (``compile=True``) as one compiled program, kept across ``learn``."""
-        if self._update_program is None:
+        if self._update_program is None or self._update_program.compiled != self.compile_update:
             self._update_program = UpdateProgram(self, self.gradient_step, compiled=self.compile_update)
         return self._update_program
 

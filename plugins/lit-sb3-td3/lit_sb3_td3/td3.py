@@ -26,14 +26,15 @@ from gymnasium import spaces
 
 from lit_sb3_core.sdk import (
     ActionNoise,
+    CompileChoice,
     GradientSteps,
     OffPolicyAlgorithm,
     Schedule,
     TrainFreq,
     UpdateProgram,
-    check_bool,
     check_number,
     check_positive_int,
+    init_compile,
     update_target,
 )
 from lit_sb3_td3.hyperparams import TUNED
@@ -83,6 +84,8 @@ class TD3(OffPolicyAlgorithm):
     """
 
     algo_name: ClassVar[str] = "td3"
+    # compile="auto" compiles from this budget: twice the cold compile's break-even (benchmarks/README.md).
+    compile_pays_after: ClassVar[int | None] = 100_000
     policy_aliases: ClassVar[dict[str, Any]] = TD3_POLICY_ALIASES
     policy: TD3Policy  # built from the env's spaces (see RLAlgorithm)
     # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
@@ -121,9 +124,9 @@ class TD3(OffPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
-        compile: bool = False,
+        compile: CompileChoice = False,
     ) -> None:
-        self.compile_update = check_bool("compile", compile)
+        init_compile(self, compile)
         self._update_program: UpdateProgram | None = None
         self.policy_delay = check_positive_int("policy_delay", policy_delay)
         self.target_policy_noise = check_number("target_policy_noise", target_policy_noise, minimum=0)
@@ -229,6 +232,6 @@ class TD3(OffPolicyAlgorithm):
 
     def update_program(self) -> UpdateProgram:
         """``gradient_step`` run eagerly, or (``compile=True``) as one compiled program, kept across ``learn``."""
-        if self._update_program is None:
+        if self._update_program is None or self._update_program.compiled != self.compile_update:
             self._update_program = UpdateProgram(self, self.gradient_step, compiled=self.compile_update)
         return self._update_program

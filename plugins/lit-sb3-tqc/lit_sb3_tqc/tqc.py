@@ -98,6 +98,8 @@ class TQC(SAC):
     """
 
     algo_name: ClassVar[str] = "tqc"
+    # compile="auto" compiles from this budget: twice the cold compile's break-even (benchmarks/README.md).
+    compile_pays_after: ClassVar[int | None] = 10_000
     policy_aliases: ClassVar[dict[str, Any]] = TQC_POLICY_ALIASES
     policy: TQCPolicy  # built from the env's spaces (see RLAlgorithm)
     # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).

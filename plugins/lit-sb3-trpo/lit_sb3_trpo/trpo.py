@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
     ACTOR_CRITIC_ALIASES,
+    CompiledStep,
     OnPolicyAlgorithm,
     RolloutBatch,
     Schedule,
@@ -92,6 +93,14 @@ class TRPO(OnPolicyAlgorithm):
         verbose: 1 prints metrics each iteration.
         seed: random seed for python, numpy, torch and the environments.
         device: accelerator for ``learn``.
+        compile: run each of the critic's minibatch steps (the value prediction, the regression loss, its
+            gradients, Adam) as one program compiled with ``torch.compile`` (``lit_sb3_core.sdk.CompiledStep``):
+            same learning, within float rounding; the first update of a run compiles (seconds with a warm
+            on-disk cache, a minute cold), a truncated last minibatch compiles once more. The policy step
+            stays eager (see "What compile=True compiles" below). Adam/AdamW optimizers, one process. The
+            rollout's policy pass then runs in numpy where it can (Discrete actions, flat observations,
+            ``lit_sb3_core.sdk.OnPolicyAlgorithm.rollout_forward``): the same draws, values within rounding.
+            Off by default.
     """
 
     algo_name: ClassVar[str] = "trpo"
@@ -126,7 +135,10 @@ class TRPO(OnPolicyAlgorithm):
         verbose: int = 0,
         seed: int | None = None,
         device: str = "auto",
+        compile: bool = False,
     ) -> None:
+        self.compile_update = check_bool("compile", compile)
+        self._critic_step: CompiledStep | None = None
         self.batch_size = check_positive_int("batch_size", batch_size)
         self.cg_max_steps = check_positive_int("cg_max_steps", cg_max_steps)
         self.cg_damping = check_number("cg_damping", cg_damping, minimum=0)
@@ -220,8 +232,12 @@ class TRPO(OnPolicyAlgorithm):
 
         value_losses: list[torch.Tensor] = []
         distributed = self.world_size > 1
+        critic_step = self.compiled_critic_step(actor_params) if self.compile_update else None
         for _ in range(self.n_critic_updates):
             for minibatch in buffer.minibatches(self.batch_size):
+                if critic_step is not None:
+                    value_losses.append(critic_step(optimizer, minibatch.observations, minibatch.returns))
+                    continue
                 value_loss = F.mse_loss(minibatch.returns, policy.predict_values(minibatch.observations))
                 optimizer.zero_grad(set_to_none=True)
                 if distributed:
@@ -249,6 +265,29 @@ class TRPO(OnPolicyAlgorithm):
         if log_std is not None:
             metrics["train/std"] = torch.exp(log_std).mean().item()
         return metrics
+
+    def compiled_critic_step(self, actor_params: list[torch.nn.Parameter]) -> CompiledStep:
+        """The compiled critic minibatch step: Adam on the parameters the actor does not use (built once per
+        policy, compiled on its first call, kept across ``learn``)."""
+        if self.world_size > 1:
+            raise ConfigurationError(
+                "TRPO(compile=True) compiles the single-process critic step (no gradient all-reduce); train "
+                "with compile=False under DDP."
+            )
+        policy = self.policy
+        assert isinstance(policy, torch.nn.Module)
+        actor_ids = {id(param) for param in actor_params}
+        # Trained: what the eager step gives a gradient (not the actor's, not a frozen parameter).
+        critic = [p for p in policy.parameters() if p.requires_grad and id(p) not in actor_ids]
+        step = self._critic_step
+        if (
+            step is None
+            or step.network.policy is not policy
+            or [id(p) for p in step.trained] != list(map(id, critic))
+        ):
+            step = CompiledStep(_Values(policy), _value_loss, trained=critic)
+            self._critic_step = step
+        return step
 
     def _policy_step(self, batch: RolloutBatch) -> tuple[list[torch.nn.Parameter], float, float, bool]:
         """Natural-gradient step with a backtracking line search; returns (actor params, objective, KL, success)."""
@@ -310,3 +349,20 @@ class TRPO(OnPolicyAlgorithm):
             for param, original in zip(actor_params, originals):
                 param.data = original
         return actor_params, objective_before, 0.0, False
+
+
+def _value_loss(predict_values: Any, observations: Any, returns: torch.Tensor) -> torch.Tensor:
+    """The critic's regression loss, as the eager loop computes it."""
+    return F.mse_loss(returns, predict_values(observations))
+
+
+class _Values(torch.nn.Module):
+    """The policy's ``predict_values`` as a module whose only parameters are the policy's: the compiled
+    critic step evaluates it with its traced weights (``torch.func.functional_call``)."""
+
+    def __init__(self, policy: torch.nn.Module) -> None:
+        super().__init__()
+        self.policy = policy
+
+    def forward(self, observations: Any) -> torch.Tensor:
+        return self.policy.predict_values(observations)  # type: ignore[operator]

@@ -165,6 +165,19 @@ CASES: list[Case] = [
          20_000,
          {"n_steps": 1024, "gamma": 0.9, "n_critic_updates": 15, "use_sde": True, "sde_sample_freq": 4},
          n_envs=2, note="rl-zoo3 also normalizes observations; not here."),
+    Case("trpo-zoo-cartpole-compile", "trpo", "sb3_contrib:TRPO", "CartPole-v1",
+         "rl-zoo3, 2 envs, lit-sb3 compile=True", 100_000, 20_000,
+         {"n_steps": 512, "batch_size": 512, "cg_damping": 1e-3, "gae_lambda": 0.98, "gamma": 0.99,
+          "learning_rate": 1e-3, "n_critic_updates": 20},
+         n_envs=2, lit_hyperparams={"compile": True},
+         note="lit-sb3's critic minibatch step as one torch.compile program (the policy step stays eager); the "
+              "whole run includes the compile."),
+    Case("trpo-zoo-pendulum-compile", "trpo", "sb3_contrib:TRPO", "Pendulum-v1",
+         "rl-zoo3 (gSDE), 2 envs, lit-sb3 compile=True", 100_000, 20_000,
+         {"n_steps": 1024, "gamma": 0.9, "n_critic_updates": 15, "use_sde": True, "sde_sample_freq": 4},
+         n_envs=2, lit_hyperparams={"compile": True},
+         note="lit-sb3's critic minibatch step as one torch.compile program (the policy step stays eager); the "
+              "whole run includes the compile. rl-zoo3 also normalizes observations; not here."),
     # --- RecurrentPPO on CartPole without velocities (rl-zoo3 budget 100k) ---
     Case("recurrent-ppo-zoo-8env", "recurrent_ppo", "sb3_contrib:RecurrentPPO", "CartPole-v1",
          "rl-zoo3, no velocities, 8 envs", 100_000, 20_000, _PPO_ZOO_CARTPOLE, n_envs=8,

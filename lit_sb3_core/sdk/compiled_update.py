@@ -140,6 +140,10 @@ class CompiledStep:
         gate: with ``has_aux``, the name of a boolean entry of ``aux``: where it is False the step leaves
             the weights, the optimizer's state and Lightning's step counter as they were (PPO's
             ``target_kl``: the minibatch whose KL is too large is not applied).
+        trained: the parameters of ``network`` the step trains (default: all). The others enter the loss
+            as constants and are neither updated nor given optimizer state, as torch's optimizers skip a
+            parameter whose gradient is None (TRPO's critic step drops the gradients of the parameters it
+            shares with the actor).
 
     ``step(optimizer, *batch)`` runs one step and returns the loss (detached). ``optimizer`` is a
     ``torch.optim.Adam``/``AdamW``/``RMSprop`` over ``network``'s parameters (one param group; no amsgrad,
@@ -156,6 +160,7 @@ class CompiledStep:
         max_grad_norm: float | None = None,
         has_aux: bool = False,
         gate: str | None = None,
+        trained: Sequence[nn.Parameter] | None = None,
     ) -> None:
         if gate is not None and not has_aux:
             raise ConfigurationError(
@@ -167,6 +172,13 @@ class CompiledStep:
         self.has_aux = has_aux
         self.gate = gate
         self.params = list(network.parameters())
+        chosen = {id(param) for param in (self.params if trained is None else trained)}
+        if not chosen <= {id(param) for param in self.params} or not chosen:
+            raise ConfigurationError(
+                "CompiledStep: trained must be a non-empty selection of the network's own parameters."
+            )
+        self.trained = [param for param in self.params if id(param) in chosen]
+        self.frozen = [param for param in self.params if id(param) not in chosen]
         self._checked: torch.optim.Optimizer | None = None
         self._lr: torch.Tensor | None = None
         self._program: Callable[..., Any] | None = None
@@ -193,18 +205,23 @@ class CompiledStep:
         which optimizer object is passed."""
         network, loss_function, max_grad_norm = self.network, self.loss, self.max_grad_norm
         has_aux, gate = self.has_aux, self.gate
-        names = [name for name, _ in network.named_parameters()]
+        trained_ids = {id(param) for param in self.trained}
+        names = [name for name, param in network.named_parameters() if id(param) in trained_ids]
+        frozen_names = [name for name, param in network.named_parameters() if id(param) not in trained_ids]
 
         def step(
             params: list[torch.Tensor],
+            frozen: list[torch.Tensor],
             states: list[ParameterState],
             lr: torch.Tensor,
             settings: OptimizerSettings,
             *batch: Any,
         ) -> Any:
+            constants = dict(zip(frozen_names, [param.detach() for param in frozen]))
+
             def loss_of(weights: dict[str, torch.Tensor]) -> Any:
                 def forward(*inputs: Any) -> Any:
-                    return torch.func.functional_call(network, weights, inputs)
+                    return torch.func.functional_call(network, {**constants, **weights}, inputs)
 
                 return loss_function(forward, *batch)
 
@@ -251,7 +268,7 @@ class CompiledStep:
         return out[0]
 
     def _run(self, optimizer: torch.optim.Optimizer, batch: tuple[Any, ...]) -> Any:
-        states = optimizer_states(optimizer, self.params)
+        states = optimizer_states(optimizer, self.trained)
         if self._lr is None:
             self._lr = torch.zeros((), dtype=torch.float32, device=self.params[0].device)
         self._lr.fill_(float(optimizer.param_groups[0]["lr"]))
@@ -260,4 +277,4 @@ class CompiledStep:
             self._program = self._compile()
         for param in self.params:  # the eager path leaves no stale gradient behind either (zero_grad)
             param.grad = None
-        return self._program(self.params, states, self._lr, settings, *batch)
+        return self._program(self.trained, self.frozen, states, self._lr, settings, *batch)

@@ -96,6 +96,38 @@ def test_a_gated_step_changes_nothing_when_closed_and_is_adams_when_open(monkeyp
     assert all(float(state["step"]) == 3 for state in optimizer.state.values())
 
 
+def test_trained_must_be_the_networks_own_parameters() -> None:
+    with pytest.raises(ConfigurationError, match="trained"):
+        CompiledStep(_net(), _loss, trained=[torch.nn.Parameter(torch.zeros(2))])
+    with pytest.raises(ConfigurationError, match="trained"):
+        CompiledStep(_net(), _loss, trained=[])
+
+
+@pytest.mark.slow
+def test_a_step_on_part_of_the_network_is_adams_with_the_rest_skipped(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``trained``: the other parameters enter the loss as constants and get neither an update nor optimizer
+    state, as eager Adam skips a parameter whose gradient was set to None (TRPO's critic step)."""
+    monkeypatch.setenv("LIT_SB3_COMPILE_CACHE", str(tmp_path))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    net, reference = _net(), _net()
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.05, weight_decay=0.1)
+    eager = torch.optim.Adam(reference.parameters(), lr=0.05, weight_decay=0.1)
+    step = CompiledStep(net, _loss, trained=list(net[2].parameters()))
+    x, y = torch.randn(16, 3), torch.randn(16, 2)
+    for _ in range(3):
+        step(optimizer, x, y)
+        eager.zero_grad()
+        _loss(reference, x, y).backward()
+        for param in reference[0].parameters():
+            param.grad = None
+        eager.step()
+    for ours, theirs in zip(net.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(net[0].weight, _net()[0].weight, rtol=0, atol=0)
+    assert set(optimizer.state) == set(net[2].parameters())
+    assert all(float(state["step"]) == 3 for state in optimizer.state.values())
+
+
 def test_update_programs_skip_the_guards_on_globals_only() -> None:
     """Dynamo's guards on module globals (torch's and our functions, modules, classes) are dropped; a global
     tensor's and everything reached from the program's arguments and closures are kept."""

@@ -51,14 +51,29 @@ def _actor_and_critic_state(model: TRPO) -> tuple[dict[str, torch.Tensor], dict[
 
 
 # the update ----------------------------------------------------------------------------------------
+_SB3_CONTRIB_CASES = [("CartPole-v1", {}), ("Pendulum-v1", {}), ("Pendulum-v1", {"use_sde": True})]
+
+
 @pytest.mark.parametrize(
-    ("env_id", "extra"), [("CartPole-v1", {}), ("Pendulum-v1", {}), ("Pendulum-v1", {"use_sde": True})]
+    ("env_id", "extra"),
+    [
+        *_SB3_CONTRIB_CASES,
+        # compile=True: the critic's minibatch steps as compiled programs (inductor builds them: slow).
+        *(
+            pytest.param(env_id, {**extra, "compile": True}, marks=pytest.mark.slow)
+            for env_id, extra in _SB3_CONTRIB_CASES
+        ),
+    ],
 )
 def test_one_update_matches_sb3_contrib(
-    env_id: str, extra: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    env_id: str, extra: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Same weights and rollout in, same weights and metrics out as sb3-contrib's TRPO.train()."""
     sb3_contrib = pytest.importorskip("sb3_contrib")
+    monkeypatch.setenv("LIT_SB3_COMPILE_CACHE", str(tmp_path))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    extra = dict(extra)
+    ours_only = {"compile": extra.pop("compile", False)}
     from stable_baselines3.common.logger import Logger
 
     # Both start conjugate gradients from 1e-4 * randn_like(flat gradient); a zero start makes the two
@@ -77,7 +92,7 @@ def test_one_update_matches_sb3_contrib(
         "gamma": 0.95,
         **extra,
     }
-    model = TRPO(env=env_id, seed=5, **hyperparameters)
+    model = TRPO(env=env_id, seed=5, **hyperparameters, **ours_only)
     initial = copy.deepcopy(model.policy.state_dict())
     model.learn(128)
     assert model.n_updates == 1

@@ -68,6 +68,12 @@ class MaskablePPO(PPO):
             ``learn``; here it is also a hyperparameter so ``RLTrainer.fit`` and configs can set it).
             ``False`` trains an ordinary PPO policy on an env without masks. ``learn(use_masking=...)``
             overrides it for one call.
+        compile: run each minibatch update (the policy's evaluation of the minibatch under its stored masks,
+            the clipped loss, gradients, clipping, Adam) as one program compiled with ``torch.compile``
+            (``lit_sb3_core.sdk.CompiledStep``): same learning, within float rounding; the first update of
+            a run compiles (seconds with a warm on-disk cache, a minute or more cold), a truncated last
+            minibatch and a rollout without masks compile once more. Adam/AdamW optimizers, one process.
+            Off by default.
     """
 
     algo_name: ClassVar[str] = "maskable_ppo"
@@ -110,6 +116,7 @@ class MaskablePPO(PPO):
         seed: int | None = None,
         device: str = "auto",
         use_masking: bool = True,
+        compile: bool = False,
     ) -> None:
         self.use_masking = check_bool("use_masking", use_masking)
         super().__init__(
@@ -136,6 +143,7 @@ class MaskablePPO(PPO):
             verbose=verbose,
             seed=seed,
             device=device,
+            compile=compile,
         )
 
     # construction ---------------------------------------------------------------------------------

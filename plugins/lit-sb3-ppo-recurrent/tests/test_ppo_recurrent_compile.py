@@ -100,7 +100,12 @@ def _fitted(policy_kwargs: dict[str, Any]) -> RecurrentPPO:
 
 @pytest.mark.parametrize(
     "policy_kwargs",
-    [{}, {"shared_lstm": True, "enable_critic_lstm": False}, {"enable_critic_lstm": False}, {"n_lstm_layers": 2}],
+    [
+        {},
+        {"shared_lstm": True, "enable_critic_lstm": False},
+        {"enable_critic_lstm": False},
+        {"n_lstm_layers": 2},
+    ],
     ids=["critic-lstm", "shared-lstm", "no-critic-lstm", "two-layers"],
 )
 def test_segment_minibatches_replay_the_rollout_as_the_sequences_do(policy_kwargs: dict[str, Any]) -> None:
@@ -126,7 +131,11 @@ def test_segment_minibatches_replay_the_rollout_as_the_sequences_do(policy_kwarg
             assert batch.lstm_states.pi[0].shape == (model.policy.n_lstm_layers, grid[1], 8)
             with torch.no_grad():
                 values, log_prob, _ = model.policy.evaluate_actions(
-                    batch.observations, batch.actions, batch.lstm_states, batch.episode_starts, batch.sequences
+                    batch.observations,
+                    batch.actions,
+                    batch.lstm_states,
+                    batch.episode_starts,
+                    batch.sequences,
                 )
             torch.testing.assert_close(log_prob, batch.old_log_prob, rtol=0, atol=1e-5)
             torch.testing.assert_close(values, batch.old_values, rtol=0, atol=1e-5)
@@ -185,9 +194,15 @@ def test_a_compiled_recurrent_ppo_learns_the_weights_the_eager_one_learns(
         torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-5, msg=name)
     ours_state = compiled.optimizers().optimizer.state_dict()["state"]
     theirs_state = eager.optimizers().optimizer.state_dict()["state"]
+    # Moments on the scale of the largest one of any parameter: a ratio that rounds to the other side of the
+    # clip range flips one sample's share of a gradient (1/24 of a minibatch), and entries far below the scale
+    # (near-cancelling gradient sums) carry the kernels' rounding; a wrong update would be off by its own size.
     scale = max(float(state["exp_avg_sq"].abs().max()) for state in theirs_state.values())
+    first = max(float(state["exp_avg"].abs().max()) for state in theirs_state.values())
     for index, state in theirs_state.items():
-        torch.testing.assert_close(ours_state[index]["exp_avg"], state["exp_avg"], rtol=1e-3, atol=1e-6)
+        torch.testing.assert_close(
+            ours_state[index]["exp_avg"], state["exp_avg"], rtol=1e-3, atol=1e-3 * first
+        )
         torch.testing.assert_close(
             ours_state[index]["exp_avg_sq"], state["exp_avg_sq"], rtol=1e-3, atol=1e-4 * scale
         )

@@ -111,11 +111,15 @@ def program_options() -> dict[str, Any]:
     return options
 
 
-def compile_program(function: Callable[..., Any]) -> Callable[..., Any]:
+def compile_program(
+    function: Callable[..., Any], options: dict[str, Any] | None = None
+) -> Callable[..., Any]:
     """``function`` compiled as one update program: the whole graph (``fullgraph``), static shapes,
-    ``program_options()``, inductor's caches on disk (``use_compile_cache``)."""
+    ``program_options()`` updated with ``options``, inductor's caches on disk (``use_compile_cache``)."""
     use_compile_cache()
-    return torch.compile(function, fullgraph=True, dynamic=False, options=program_options())
+    return torch.compile(
+        function, fullgraph=True, dynamic=False, options={**program_options(), **(options or {})}
+    )
 
 
 def clip_by_global_norm(grads: list[torch.Tensor], max_norm: float) -> list[torch.Tensor]:
@@ -144,6 +148,13 @@ class CompiledStep:
             as constants and are neither updated nor given optimizer state, as torch's optimizers skip a
             parameter whose gradient is None (TRPO's critic step drops the gradients of the parameters it
             shares with the actor).
+        options: inductor options for this program on top of ``PROGRAM_OPTIONS`` (RecurrentPPO:
+            ``cpp_wrapper``, one C++ module instead of one per kernel for its unrolled LSTM steps).
+
+    A network holding ``nn.LSTM`` (or another ``nn.RNNBase``) modules is traced with dynamo's
+    ``allow_rnn``, so that the loss can read their weights; their fused forward does not trace under
+    ``torch.func.grad_and_value`` (torch 2.13): evaluate them from their weights (RecurrentPPO's
+    ``lstm_steps``).
 
     ``step(optimizer, *batch)`` runs one step and returns the loss (detached). ``optimizer`` is a
     ``torch.optim.Adam``/``AdamW``/``RMSprop`` over ``network``'s parameters (one param group; no amsgrad,
@@ -161,6 +172,7 @@ class CompiledStep:
         has_aux: bool = False,
         gate: str | None = None,
         trained: Sequence[nn.Parameter] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> None:
         if gate is not None and not has_aux:
             raise ConfigurationError(
@@ -171,6 +183,7 @@ class CompiledStep:
         self.max_grad_norm = None if max_grad_norm is None else float(max_grad_norm)
         self.has_aux = has_aux
         self.gate = gate
+        self.options = dict(options or {})
         self.params = list(network.parameters())
         chosen = {id(param) for param in (self.params if trained is None else trained)}
         if not chosen <= {id(param) for param in self.params} or not chosen:
@@ -179,6 +192,9 @@ class CompiledStep:
             )
         self.trained = [param for param in self.params if id(param) in chosen]
         self.frozen = [param for param in self.params if id(param) not in chosen]
+        # Dynamo refuses to read modules of RNN types unless asked (``allow_rnn``); a loss that evaluates
+        # an ``nn.LSTM`` from its weights (RecurrentPPO) reads the module for its parameters.
+        self._reads_rnn = any(isinstance(module, nn.RNNBase) for module in network.modules())
         self._checked: torch.optim.Optimizer | None = None
         self._lr: torch.Tensor | None = None
         self._program: Callable[..., Any] | None = None
@@ -248,7 +264,7 @@ class CompiledStep:
                 return loss.detach(), {key: item.detach() for key, item in aux.items()}
             return loss.detach()
 
-        return compile_program(step)
+        return compile_program(step, self.options)
 
     def __call__(self, optimizer: Any, *batch: Any) -> Any:
         wrapped = getattr(optimizer, "optimizer", None)
@@ -277,4 +293,7 @@ class CompiledStep:
             self._program = self._compile()
         for param in self.params:  # the eager path leaves no stale gradient behind either (zero_grad)
             param.grad = None
+        if self._reads_rnn:  # dynamo reads the flag when it traces (the first call, a recompile)
+            with torch._dynamo.config.patch(allow_rnn=True):
+                return self._program(self.trained, self.frozen, states, self._lr, settings, *batch)
         return self._program(self.trained, self.frozen, states, self._lr, settings, *batch)

@@ -80,6 +80,9 @@ class OnPolicyAlgorithm(RLAlgorithm):
 
     # Built from the env's spaces (see RLAlgorithm); typed as built, as SB3 types it.
     policy: ActorCriticPolicy
+    # ``compile_update`` (RLAlgorithm; A2C, PPO and its variants set it): the updates run as compiled
+    # programs, and the rollout's pass in numpy where ``NumpyActorCritic`` computes it
+    # (``rollout_forward``; variants that override it act eagerly).
 
     def __init__(
         self,

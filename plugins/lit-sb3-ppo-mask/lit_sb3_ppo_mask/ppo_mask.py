@@ -23,7 +23,7 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 
 from lit_sb3_core.errors import ConfigurationError, UnsupportedSpaceError
-from lit_sb3_core.sdk import PolicyModule, Schedule, check_bool, describe_space, obs_to_tensor
+from lit_sb3_core.sdk import CompileChoice, PolicyModule, Schedule, check_bool, describe_space, obs_to_tensor
 from lit_sb3_ppo.ppo import PPO
 from lit_sb3_ppo_mask.action_masks import MASK_METHOD, get_action_masks, is_masking_supported
 from lit_sb3_ppo_mask.buffers import MaskableRolloutBatch, MaskableRolloutBuffer
@@ -68,9 +68,17 @@ class MaskablePPO(PPO):
             ``learn``; here it is also a hyperparameter so ``RLTrainer.fit`` and configs can set it).
             ``False`` trains an ordinary PPO policy on an env without masks. ``learn(use_masking=...)``
             overrides it for one call.
+        compile: run each minibatch update (the policy's evaluation of the minibatch under its stored masks,
+            the clipped loss, gradients, clipping, Adam) as one program compiled with ``torch.compile``
+            (``lit_sb3_core.sdk.CompiledStep``): same learning, within float rounding; the first update of
+            a run compiles (seconds with a warm on-disk cache, a minute or more cold), a truncated last
+            minibatch and a rollout without masks compile once more. Adam/AdamW optimizers, one process.
+            Off by default.
     """
 
     algo_name: ClassVar[str] = "maskable_ppo"
+    # compile="auto" compiles from this budget: twice the cold compile's break-even (benchmarks/README.md).
+    compile_pays_after: ClassVar[int | None] = 700_000
     policy_aliases: ClassVar[dict[str, Any]] = MASKABLE_ALIASES
     policy: MaskableActorCriticPolicy  # built from the env's spaces (see RLAlgorithm)
     # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
@@ -110,6 +118,7 @@ class MaskablePPO(PPO):
         seed: int | None = None,
         device: str = "auto",
         use_masking: bool = True,
+        compile: CompileChoice = False,
     ) -> None:
         self.use_masking = check_bool("use_masking", use_masking)
         super().__init__(
@@ -136,6 +145,7 @@ class MaskablePPO(PPO):
             verbose=verbose,
             seed=seed,
             device=device,
+            compile=compile,
         )
 
     # construction ---------------------------------------------------------------------------------

@@ -9,6 +9,12 @@ grid and only the real samples come back out (``Sequences``), which gives the sa
 
 The sequence layout of a whole epoch is computed once, in numpy, from the episode starts, and moved to
 the device in one transfer: no per-minibatch host work beyond slicing.
+
+A compiled update (``RecurrentPPO(compile=True)``) needs the same shapes in every minibatch, which the
+sequences' count and length do not have. ``segment_minibatches`` serves the same samples in the same order,
+cut only where the walk moves to the next env or at the minibatch's edge (``Segments``): episode starts
+inside a segment reset the LSTM state there instead of starting a new sequence, which is the same
+computation, and the grid ``segment_grid`` gives is the largest such a cut can need.
 """
 
 from __future__ import annotations
@@ -21,9 +27,15 @@ import torch
 from gymnasium import spaces
 
 from lit_sb3_core.sdk import RolloutBuffer
-from lit_sb3_ppo_recurrent.policies import RNNStates, Sequences
+from lit_sb3_ppo_recurrent.policies import RNNStates, Segments, Sequences
 
-__all__ = ["RecurrentRolloutBatch", "RecurrentRolloutBuffer", "SequenceLayout", "sequence_layout"]
+__all__ = [
+    "RecurrentRolloutBatch",
+    "RecurrentRolloutBuffer",
+    "SequenceLayout",
+    "segment_grid",
+    "sequence_layout",
+]
 
 
 class RecurrentRolloutBatch(NamedTuple):
@@ -37,7 +49,7 @@ class RecurrentRolloutBatch(NamedTuple):
     returns: torch.Tensor
     lstm_states: RNNStates
     episode_starts: torch.Tensor
-    sequences: Sequences
+    sequences: Sequences | Segments
 
 
 class SequenceLayout(NamedTuple):
@@ -90,6 +102,16 @@ def sequence_layout(episode_starts: np.ndarray, batch_size: int, split: int) -> 
     batch_of = np.arange(total) // batch_size
     positions = step_in_sequence * n_seq[batch_of] + (sequence_of - first_sequence[batch_of])
     return SequenceLayout(order, positions, order[first_sample], n_seq, max_len)
+
+
+def segment_grid(n_steps: int, n_envs: int, size: int) -> tuple[int, int]:
+    """``(steps, columns)`` of the segment grid of a minibatch of ``size`` consecutive samples of the walk.
+
+    A segment is at most one env's ``n_steps`` steps and at most ``size`` samples; ``size`` consecutive
+    samples of the (rotated, wrapping) walk touch at most ``(n_steps + size - 2) // n_steps + 1`` envs' runs,
+    and the whole rollout, rotated, ``n_envs + 1`` (the env it was split in, twice).
+    """
+    return min(size, n_steps), min((n_steps + size - 2) // n_steps + 1, n_envs + 1)
 
 
 class RecurrentRolloutBuffer(RolloutBuffer):
@@ -166,3 +188,57 @@ class RecurrentRolloutBuffer(RolloutBuffer):
                 Sequences(positions[rows], n_seq, max_len),
             )
             seq_offset += n_seq
+
+    def segment_minibatches(self, batch_size: int | None) -> Iterator[RecurrentRolloutBatch]:
+        """One epoch of minibatches as ``sequence_minibatches`` serves them (the same samples in the same
+        order, drawing the same rotation), laid out as ``Segments`` of a fixed grid: for compiled updates."""
+        total = self.n_steps * self.n_envs
+        batch_size = total if batch_size is None else min(batch_size, total)
+        starts = self.episode_starts.reshape(-1)
+        # Segments are the sequences of a rollout without episode starts.
+        layout = sequence_layout(np.zeros_like(self.episode_starts), batch_size, self.random_split())
+        batch_of = np.arange(total) // batch_size
+        step_in_segment = layout.positions // layout.n_seq[batch_of]
+        segment = layout.positions % layout.n_seq[batch_of]
+        grids = [segment_grid(self.n_steps, self.n_envs, batch_size)]
+        if total % batch_size:
+            grids.append(segment_grid(self.n_steps, self.n_envs, total % batch_size))
+        columns = np.where(batch_of == batch_of[-1], grids[-1][1], grids[0][1])
+        positions = step_in_segment * columns + segment
+        keep = (1.0 - starts[layout.order]).astype(np.float32)
+        index = torch.from_numpy(np.concatenate((layout.order, positions, layout.sequence_starts)))
+        index = index.to(self.device)
+        order, positions_t, segment_starts = index[:total], index[total : 2 * total], index[2 * total :]
+        keep_t = torch.from_numpy(keep).to(self.device)
+        first_starts = torch.from_numpy(starts[layout.sequence_starts]).to(self.device)
+        flat_actions = self.actions.reshape(total, *self.actions.shape[2:])
+        flat_values = self.values.reshape(-1)
+        flat_log_probs = self.log_probs.reshape(-1)
+        flat_advantages = self.advantages.reshape(-1)
+        flat_returns = self.returns.reshape(-1)
+        flat_states = self.lstm_storage.reshape(4, total, *self.lstm_state_shape)
+        seg_offset = 0
+        n_batches = len(layout.n_seq)
+        for batch, (n_seg, max_len) in enumerate(zip(layout.n_seq.tolist(), layout.max_len.tolist())):
+            steps, n_columns = grids[-1 if batch == n_batches - 1 else 0]
+            assert n_seg <= n_columns and max_len <= steps, "segment_grid is too small"
+            rows = slice(batch * batch_size, min((batch + 1) * batch_size, total))
+            idx = order[rows]
+            first = segment_starts[seg_offset : seg_offset + n_seg]
+            # (4, n_seg, n_layers, hidden) -> (4, n_layers, n_columns, hidden): padding columns start at zero
+            states = flat_states.new_zeros((4, self.lstm_state_shape[0], n_columns, self.lstm_state_shape[1]))
+            states[:, :, :n_seg] = flat_states[:, first].transpose(1, 2)
+            episode_starts = first_starts.new_zeros(n_columns)
+            episode_starts[:n_seg] = first_starts[seg_offset : seg_offset + n_seg]
+            yield RecurrentRolloutBatch(
+                _gather(self.observations, idx),
+                flat_actions[idx],
+                flat_values[idx],
+                flat_log_probs[idx],
+                flat_advantages[idx],
+                flat_returns[idx],
+                RNNStates((states[0], states[1]), (states[2], states[3])),
+                episode_starts,
+                Segments(positions_t[rows], keep_t[rows], steps, n_columns),
+            )
+            seg_offset += n_seg

@@ -17,7 +17,10 @@ whose state must be reset to zero before the step. Two layouts reach the LSTM:
 * one step per row (rollouts and ``predict``): ``obs`` has one row per env;
 * padded sequences (training): ``obs`` holds a minibatch's samples, ``sequences`` says where each sits in
   a ``(max_len, n_seq)`` time-major grid. Sequences never cross an episode boundary, so a reset can only
-  happen at a sequence's first step, and the whole grid goes through ``nn.LSTM`` in one call.
+  happen at a sequence's first step, and the whole grid goes through ``nn.LSTM`` in one call;
+* segments (compiled training, ``Segments``): the same samples in a grid of fixed shape whose columns are
+  per-env runs that may span episodes (a reset mask zeroes the state where one starts), evaluated from the
+  LSTM's weights step by step (``lstm_steps``), so every minibatch of a run has the same shapes.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from lit_sb3_core.sdk import (
     NetArch,
     check_positive_int,
 )
+from lit_sb3_ppo_recurrent.lstm_steps import lstm_steps
 
 __all__ = [
     "RECURRENT_ALIASES",
@@ -48,6 +52,7 @@ __all__ = [
     "RecurrentActorCriticCnnPolicy",
     "RecurrentActorCriticPolicy",
     "RecurrentMultiInputActorCriticPolicy",
+    "Segments",
     "Sequences",
 ]
 
@@ -71,6 +76,22 @@ class Sequences(NamedTuple):
     positions: torch.Tensor
     n_seq: int
     max_len: int
+
+
+class Segments(NamedTuple):
+    """Where a minibatch's samples sit in a ``(steps, columns)`` grid of fixed shape, for compiled updates.
+
+    A column holds one env's consecutive steps, which may cross episode boundaries: ``keep`` is 0.0 for a
+    sample that starts an episode (its state is zeroed before its step), 1.0 otherwise.
+    ``positions[i] = step_in_column * columns + column`` for sample ``i``; the other cells are padding.
+    The shape depends only on the rollout's size and ``batch_size`` (``RecurrentRolloutBuffer.segment_grid``),
+    so a compiled update is traced once per minibatch size, not once per episode layout.
+    """
+
+    positions: torch.Tensor
+    keep: torch.Tensor
+    steps: int
+    columns: int
 
 
 _REFUSED_LSTM_KWARGS = {
@@ -203,15 +224,28 @@ class RecurrentActorCriticPolicy(ActorCriticPolicy):
         features: torch.Tensor,
         state: LSTMState,
         episode_starts: torch.Tensor,
-        sequences: Sequences | None,
+        sequences: Sequences | Segments | None,
     ) -> tuple[torch.Tensor, LSTMState]:
-        """Run ``lstm`` over one step per row, or over padded sequences; returns one output row per sample.
+        """Run ``lstm`` over one step per row, over padded sequences, or over segments; returns one output
+        row per sample.
 
         ``episode_starts`` has one flag per row of ``state`` (per env, or per sequence): where set, the
-        state is reset to zero before the first step.
+        state is reset to zero before the first step (with segments, ``Segments.keep`` resets every step).
         """
         keep = (1.0 - episode_starts.float()).view(1, -1, 1)
         state = (state[0] * keep, state[1] * keep)
+        if isinstance(sequences, Segments):
+            n_cells = sequences.steps * sequences.columns
+            positions = sequences.positions
+            grid = features.new_zeros((n_cells, features.shape[-1])).index_copy(0, positions, features)
+            resets = features.new_ones(n_cells).index_copy(0, positions, sequences.keep)
+            output, state = lstm_steps(
+                lstm,
+                grid.view(sequences.steps, sequences.columns, -1),
+                state,
+                resets.view(sequences.steps, sequences.columns),
+            )
+            return output.reshape(n_cells, -1).index_select(0, positions), state
         if sequences is None:
             output, state = lstm(features.unsqueeze(0), state)
             return output.squeeze(0), state
@@ -231,7 +265,7 @@ class RecurrentActorCriticPolicy(ActorCriticPolicy):
         obs: Any,
         lstm_states: RNNStates,
         episode_starts: torch.Tensor,
-        sequences: Sequences | None = None,
+        sequences: Sequences | Segments | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, RNNStates]:
         pi_features, vf_features = self.extract_features(obs)
         latent_pi, state_pi = self._unroll(
@@ -267,10 +301,10 @@ class RecurrentActorCriticPolicy(ActorCriticPolicy):
         actions: torch.Tensor,
         lstm_states: RNNStates,
         episode_starts: torch.Tensor,
-        sequences: Sequences | None = None,
+        sequences: Sequences | Segments | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Values, log-likelihood and entropy of ``actions``; with ``sequences``, over padded sequences
-        that start from ``lstm_states`` (one row per sequence, reset where ``episode_starts``)."""
+        (or segments) that start from ``lstm_states`` (one row per sequence, reset where ``episode_starts``)."""
         latent_pi, latent_vf, _ = self.latents(obs, lstm_states, episode_starts, sequences)
         dist = self.distribution(latent_pi)
         return self.value_net(latent_vf).squeeze(-1), dist.log_prob(actions), dist.entropy()

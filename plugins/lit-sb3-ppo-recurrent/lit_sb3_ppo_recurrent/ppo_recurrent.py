@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import PolicyModule, Schedule, obs_to_tensor
+from lit_sb3_core.sdk import CompileChoice, CompiledStep, PolicyModule, Schedule, obs_to_tensor
 from lit_sb3_ppo.ppo import PPO
 from lit_sb3_ppo_recurrent import envs as _envs  # noqa: F401  (registers the *NoVel env ids)
 from lit_sb3_ppo_recurrent.buffers import RecurrentRolloutBatch, RecurrentRolloutBuffer
@@ -81,9 +81,20 @@ class RecurrentPPO(PPO):
         verbose: 1 prints metrics each iteration.
         seed: random seed for python, numpy, torch and the environments.
         device: accelerator for ``learn``.
+        compile: run each minibatch update (the LSTMs over the minibatch's sequences, the clipped loss,
+            gradients, clipping, Adam) as one program compiled with ``torch.compile``
+            (``lit_sb3_core.sdk.CompiledStep``): same learning, within float rounding. The minibatches come
+            as segments of a fixed grid (``Segments``) and the LSTMs are evaluated step by step from their
+            weights (``lit_sb3_ppo_recurrent.lstm_steps``), so the program is traced once per minibatch size;
+            the first update of a run compiles (seconds with a warm on-disk cache, minutes cold: the
+            program holds one step per time step of the grid). Adam/AdamW optimizers, one process, no LSTM
+            dropout. Rollouts stay eager (the policy carries the LSTM states). Off by default.
     """
 
     algo_name: ClassVar[str] = "recurrent_ppo"
+    # compile="auto" never compiles: the cold compile grows with the LSTM's unrolled steps (~250 s of CPU at
+    # rl-zoo3's 32, more at the default 128) and pays back only after millions of steps (benchmarks/README.md).
+    compile_pays_after: ClassVar[int | None] = None
     policy_aliases: ClassVar[dict[str, Any]] = RECURRENT_ALIASES
     policy: RecurrentActorCriticPolicy  # built from the env's spaces (see RLAlgorithm)
     # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
@@ -94,6 +105,9 @@ class RecurrentPPO(PPO):
     }
     tuned_hyperparameters: ClassVar[dict[str, dict[str, Any]]] = TUNED
     whole_rollout_batches: ClassVar[bool] = True  # batch_size=None, as in sb3-contrib
+    # compile=True: the update program unrolls the LSTMs over the grid's steps, a few kernels per step;
+    # inductor's C++ wrapper builds them as one module (about half the CPU of a cold compile).
+    compile_options: ClassVar[dict[str, Any]] = {"cpp_wrapper": True}
 
     def __init__(
         self,
@@ -120,6 +134,7 @@ class RecurrentPPO(PPO):
         verbose: int = 0,
         seed: int | None = None,
         device: str = "auto",
+        compile: CompileChoice = False,
     ) -> None:
         self.rollout: RecurrentRolloutBuffer | None = None
         self._last_lstm_states: RNNStates | None = None
@@ -147,6 +162,7 @@ class RecurrentPPO(PPO):
             verbose=verbose,
             seed=seed,
             device=device,
+            compile=compile,
         )
 
     def make_policy(
@@ -236,9 +252,24 @@ class RecurrentPPO(PPO):
             )
 
     def epoch_minibatches(self) -> Iterable[RecurrentRolloutBatch]:
-        """One epoch of minibatches of whole sequences, each with its LSTM states at the start."""
+        """One epoch of minibatches of whole sequences, each with its LSTM states at the start; compiled,
+        the same samples as segments of a fixed grid (``RecurrentRolloutBuffer.segment_minibatches``)."""
         assert self.rollout is not None
+        if self.compile_update:
+            return self.rollout.segment_minibatches(self.batch_size)
         return self.rollout.sequence_minibatches(self.batch_size)
+
+    def compiled_step(self) -> CompiledStep:
+        """PPO's compiled minibatch update, with the LSTMs evaluated from their weights (``lstm_steps``),
+        which leaves out dropout between stacked layers: refused."""
+        for lstm in (self.recurrent_policy.lstm_actor, self.recurrent_policy.lstm_critic):
+            if lstm is not None and lstm.num_layers > 1 and lstm.dropout > 0:
+                raise ConfigurationError(
+                    f"RecurrentPPO(compile=True) evaluates the LSTMs without dropout, but lstm_kwargs sets "
+                    f"dropout={lstm.dropout} between the {lstm.num_layers} layers: train with compile=False, "
+                    "or without LSTM dropout."
+                )
+        return super().compiled_step()
 
     def evaluate_minibatch(
         self, batch: RecurrentRolloutBatch

@@ -258,6 +258,8 @@ class PPO(OnPolicyAlgorithm):
     # Whether ``minibatch_loss`` computes the approximate KL: always, but for the eager update without
     # ``target_kl``, which logs the last epoch's KL only (three operators per minibatch saved in the others).
     _kl_wanted: bool = True
+    # Inductor options of the compiled minibatch update (``CompiledStep(options=...)``); variants add theirs.
+    compile_options: ClassVar[dict[str, Any]] = {}
 
     def compiled_step(self) -> CompiledStep:
         """The compiled minibatch update (built once, compiled on its first call, kept across ``learn``)."""
@@ -275,7 +277,12 @@ class PPO(OnPolicyAlgorithm):
             or step.gate != gate
         ):
             step = CompiledStep(
-                _Evaluation(self), self._compiled_loss, self.max_grad_norm, has_aux=True, gate=gate
+                _Evaluation(self),
+                self._compiled_loss,
+                self.max_grad_norm,
+                has_aux=True,
+                gate=gate,
+                options=self.compile_options,
             )
             self._compiled_step = step
         return step

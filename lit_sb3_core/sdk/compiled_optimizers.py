@@ -11,6 +11,7 @@ the learning rate as a tensor (schedules do not).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -129,10 +130,20 @@ def _adam_update(
     count.add_(1)
     exp_avg.lerp_(grad, 1 - beta1)
     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-    bias_correction1 = 1 - beta1**count
-    bias_correction2_sqrt = torch.sqrt(1 - beta2**count)
+    bias_correction1 = _one_minus_power(beta1, count)
+    bias_correction2_sqrt = torch.sqrt(_one_minus_power(beta2, count))
     denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
     param.sub_(lr * exp_avg / (bias_correction1 * denom))
+
+
+def _one_minus_power(beta: float, count: torch.Tensor) -> torch.Tensor:
+    """``1 - beta**count`` to float32 rounding, as torch's step computes it in double. Written plainly in
+    float32 it loses ``beta``'s representation error 1/(1 - beta) times over (beta2 = 0.999: 2e-5 relative at
+    the first step, 0.9999: 2e-4), which made the first compiled Adam steps 1e-5 (1e-4) of their size off
+    torch's."""
+    if beta == 0:
+        return torch.ones_like(count)
+    return -torch.expm1(count * math.log(beta))
 
 
 def _rmsprop_update(

@@ -23,6 +23,7 @@ cache. ``TORCHINDUCTOR_CACHE_DIR`` set by the user wins.
 from __future__ import annotations
 
 import os
+import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -115,11 +116,34 @@ def compile_program(
     function: Callable[..., Any], options: dict[str, Any] | None = None
 ) -> Callable[..., Any]:
     """``function`` compiled as one update program: the whole graph (``fullgraph``), static shapes,
-    ``program_options()`` updated with ``options``, inductor's caches on disk (``use_compile_cache``)."""
+    ``program_options()`` updated with ``options``, inductor's caches on disk (``use_compile_cache``),
+    dynamo's cache its own (``_own_code``)."""
     use_compile_cache()
     return torch.compile(
-        function, fullgraph=True, dynamic=False, options={**program_options(), **(options or {})}
+        _own_code(function),
+        fullgraph=True,
+        dynamic=False,
+        options={**program_options(), **(options or {})},
     )
+
+
+def _own_code(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` with a copy of its code object. Dynamo keeps its compiled programs on the code object and
+    fails a ``fullgraph`` compile once one code object has ``recompile_limit`` (8) of them; every update
+    program is a closure of the same code (``CompiledStep``'s ``step``, ``UpdateProgram``'s ``program``),
+    so without a copy a process's ninth compiled model (a sweep, a test session) failed with
+    ``FailOnRecompileLimitHit``. With it each program counts only its own recompiles, and its compiled
+    entries go with it."""
+    copy = types.FunctionType(
+        function.__code__.replace(),
+        function.__globals__,
+        function.__name__,
+        function.__defaults__,
+        function.__closure__,
+    )
+    copy.__kwdefaults__ = function.__kwdefaults__
+    copy.__qualname__ = function.__qualname__
+    return copy
 
 
 def clip_by_global_norm(grads: list[torch.Tensor], max_norm: float) -> list[torch.Tensor]:

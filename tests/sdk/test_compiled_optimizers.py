@@ -96,6 +96,26 @@ def test_each_optimizer_steps_as_torchs_does(make: Factory) -> None:
     _assert_same(net, reference, ours, theirs)
 
 
+@pytest.mark.parametrize("beta2", [0.999, 0.9999])
+def test_adams_bias_corrections_are_torchs_to_float32_rounding(beta2: float) -> None:
+    """Early Adam steps at a large learning rate move each weight by about the learning rate, scaled by the
+    bias corrections, which torch computes in double: ours must match them to float32 rounding. Computed
+    plainly in float32 (``1 - beta2**step``) the first steps were off by 1e-6 (0.999) and 1e-5 (0.9999)."""
+    net, reference = _net(), _net()
+    ours, theirs = (
+        torch.optim.Adam(list(n.parameters()), lr=0.05, betas=(0.9, beta2)) for n in (net, reference)
+    )
+    params = list(net.parameters())
+    for x, y in _batches(3):
+        grads = torch.autograd.grad(_loss(net, x, y), params)
+        with torch.no_grad():
+            for param, grad, state in zip(params, grads, optimizer_states(ours, params), strict=True):
+                optimizer_update(param, grad, state, torch.tensor(0.05), optimizer_settings(ours))
+        _eager_steps(reference, theirs, [(x, y)], clip=float("inf"))
+    for mine, expected in zip(net.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(mine, expected, rtol=0, atol=1e-7)
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [

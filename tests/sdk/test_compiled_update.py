@@ -96,6 +96,35 @@ def test_a_gated_step_changes_nothing_when_closed_and_is_adams_when_open(monkeyp
     assert all(float(state["step"]) == 3 for state in optimizer.state.values())
 
 
+def test_a_process_compiles_more_update_programs_than_dynamos_recompile_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Dynamo keeps compiled programs on the code object and fails a ``fullgraph`` compile once it holds
+    ``recompile_limit`` of them; every update program is a closure of the same code, so a process's ninth
+    program (nine models of a sweep, each clipping at its own norm) failed with ``FailOnRecompileLimitHit``.
+    Each step now has its own: all of them compile and take Adam's step. Compiled by dynamo alone here
+    (backend "eager": no inductor build, so not slow), with the limit at 2: three programs."""
+    compile_with_inductor = torch.compile
+
+    def dynamo_only(function: Any, **options: Any) -> Any:
+        return compile_with_inductor(function, fullgraph=True, dynamic=False, backend="eager")
+
+    monkeypatch.setattr(torch, "compile", dynamo_only)
+    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 2)  # the limit's effect, sooner than 8
+    x, y = torch.randn(16, 3), torch.randn(16, 2)
+    for index in range(torch._dynamo.config.recompile_limit + 1):
+        max_grad_norm = 0.1 * (index + 1)
+        net, reference = _net(), _net()
+        step = CompiledStep(net, _loss, max_grad_norm=max_grad_norm)
+        step(torch.optim.Adam(net.parameters(), lr=0.05), x, y)
+        eager = torch.optim.Adam(reference.parameters(), lr=0.05)
+        _loss(reference, x, y).backward()
+        torch.nn.utils.clip_grad_norm_(reference.parameters(), max_grad_norm)
+        eager.step()
+        for ours, theirs in zip(net.parameters(), reference.parameters(), strict=True):
+            torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
 def test_trained_must_be_the_networks_own_parameters() -> None:
     with pytest.raises(ConfigurationError, match="trained"):
         CompiledStep(_net(), _loss, trained=[torch.nn.Parameter(torch.zeros(2))])

@@ -80,8 +80,13 @@ def use_compile_cache() -> Path:
 # Inductor's settings for the update programs. ``size_asserts``: the generated wrapper checks every input's
 # sizes and strides (one Python call each, ~1 us: ~35 per DQN step, ~100 per SAC step) that dynamo's guards
 # have checked already (``dynamic=False``: shapes and strides are guarded); off, a compiled DQN step is
-# ~15 % faster.
-PROGRAM_OPTIONS: dict[str, Any] = {"size_asserts": False}
+# ~15 % faster. ``inplace_buffers``: off, because with it inductor (torch 2.13, CPU) miscompiles CrossQ's
+# update: its generated kernels take buffers they only read as in-out arguments (the pattern of
+# pytorch/pytorch#183575, Adam's ``exp_avg.lerp_`` there), and the compiled step's actor gradients came out up
+# to 16 % off (plugins/lit-sb3-crossq/tests/test_crossq_compile.py; the same program through ``aot_eager``,
+# or with ``allow_buffer_reuse`` off instead, matches eager within rounding). Off, a compiled SAC step costs
+# the same (8.22 against 8.22 ms of CPU).
+PROGRAM_OPTIONS: dict[str, Any] = {"size_asserts": False, "inplace_buffers": False}
 
 
 def skip_guards_on_globals(entries: Sequence[Any]) -> list[bool]:

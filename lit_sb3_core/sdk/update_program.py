@@ -23,6 +23,11 @@ counters count each optimizer stepped, inductor's caches are on disk. A compiled
 numbers differently from eager torch, so an update that samples takes its noise as an input, drawn
 outside in the order the eager update would draw it: the two runs then learn the same weights within
 float rounding (tests/sdk/test_update_program.py).
+
+A loss may update the policy's buffers in place, as a batch-normalization layer in training mode updates
+its running statistics (CrossQ): inside ``minimize`` the buffers enter the gradient transform as inputs
+(``torch.func`` refuses in-place writes to tensors it captures), so the program writes them where eager
+code writes them, in the same order. Train/eval switches of modules between losses are compiled in too.
 """
 
 from __future__ import annotations
@@ -183,6 +188,7 @@ class UpdateProgram:
         inside the program (the matrix products in bf16); weights, gradients and optimizer state stay float32.
         """
         holder, names, update = _Holder(policy), [f"policy.{name}" for name in self._names], self.update
+        buffer_names = [f"policy.{name}" for name, _ in policy.named_buffers()]
 
         def program(
             tensors: list[torch.Tensor],
@@ -194,7 +200,13 @@ class UpdateProgram:
         ) -> tuple[Any, tuple[int, ...]]:
             weights = dict(zip(names, tensors, strict=True))
             steps = _TracedSteps(
-                holder, weights, [[names[i] for i in row] for row in layout], states, lrs, settings
+                holder,
+                weights,
+                [[names[i] for i in row] for row in layout],
+                buffer_names,
+                states,
+                lrs,
+                settings,
             )
             with torch.autocast(device_type, dtype=autocast, enabled=autocast is not None):
                 result = torch.func.functional_call(holder, weights, (update, steps, *batch))
@@ -246,11 +258,12 @@ class _TracedSteps:
         holder: _Holder,
         weights: dict[str, torch.Tensor],
         trained: list[list[str]],
+        buffers: list[str],
         states: list[list[ParameterState]],
         lrs: list[torch.Tensor],
         settings: tuple[OptimizerSettings, ...],
     ) -> None:
-        self.holder, self.weights, self.trained = holder, weights, trained
+        self.holder, self.weights, self.trained, self.buffers = holder, weights, trained, buffers
         self.states, self.lrs, self.settings = states, lrs, settings
         self.stepped: list[int] = []
 
@@ -264,11 +277,12 @@ class _TracedSteps:
     ) -> Any:
         names, holder = self.trained[index], self.holder
 
-        def loss_of(trained: dict[str, torch.Tensor]) -> Any:
-            return torch.func.functional_call(holder, trained, (loss, *args), strict=False)
+        def loss_of(trained: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor]) -> Any:
+            return torch.func.functional_call(holder, {**trained, **buffers}, (loss, *args), strict=False)
 
+        # The buffers are inputs (not differentiated) so that the loss may write them in place.
         grads_by_name, value = torch.func.grad_and_value(loss_of, has_aux=has_aux)(
-            {name: self.weights[name] for name in names}
+            {name: self.weights[name] for name in names}, {name: self.weights[name] for name in self.buffers}
         )
         grads = [grads_by_name[name] for name in names]
         with torch.no_grad():

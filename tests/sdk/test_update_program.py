@@ -233,3 +233,71 @@ def test_a_compiled_sac_under_bf16_autocast_learns_what_the_eager_one_learns(
         if key.endswith("_loss") and fp32.last_metrics[key] != pytest.approx(value, rel=1e-5)
     ]
     assert differs, "bf16 and float32 programs gave the same losses: autocast did not reach the program"
+
+
+class _NormalizedPair(torch.nn.Module):
+    """Two networks: ``first`` batch-normalized (its running statistics are buffers), ``second`` plain."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        # No bias before the norm: the norm cancels it, so its gradient would be rounding noise.
+        self.first = torch.nn.Sequential(
+            torch.nn.Linear(3, 8, bias=False),
+            torch.nn.BatchNorm1d(8, momentum=0.5),
+            torch.nn.ReLU(),
+            torch.nn.Linear(8, 1),
+        )
+        self.second = torch.nn.Linear(3, 1)
+
+
+def _normalized_update(steps: Any, policy: _NormalizedPair, x: torch.Tensor) -> tuple[Any, Any]:
+    """Loss 0 in train mode (updates the running statistics in place), loss 1 through ``first`` in eval mode
+    (reads the statistics just written)."""
+    policy.first.train()
+    first = steps.minimize(0, lambda: policy.first(x).square().mean())
+    policy.first.eval()
+    second = steps.minimize(1, lambda: (policy.first(x).detach() * policy.second(x)).mean())
+    return first, second
+
+
+@pytest.mark.slow
+def test_a_loss_may_update_buffers_in_place(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Batch-norm statistics written by a loss in train mode (buffers, mutated in place inside the gradient
+    transform), read by the next loss in eval mode: the compiled program writes and reads them as eager
+    code does, the mode switches compiled in."""
+    _compile_cache(monkeypatch, tmp_path)
+
+    def optimizer_step(optimizer, loss, max_grad_norm=None, inputs=None):  # type: ignore[no-untyped-def]
+        optimizer.zero_grad()
+        loss.backward(inputs=inputs)
+        optimizer.step()
+
+    runs = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        policy = _NormalizedPair()
+        optimizers = [
+            torch.optim.Adam(policy.first.parameters(), lr=0.1),
+            torch.optim.Adam(policy.second.parameters(), lr=0.1),
+        ]
+        algorithm = SimpleNamespace(
+            require_policy=lambda policy=policy: policy, optimizer_step=optimizer_step
+        )
+        program = UpdateProgram(
+            algorithm, lambda steps, x, policy=policy: _normalized_update(steps, policy, x), compiled=compiled
+        )
+        generator = torch.Generator().manual_seed(1)
+        losses = [program(optimizers, torch.randn(16, 3, generator=generator) + i) for i in range(4)]
+        assert not policy.first.training  # the program's mode switches happened
+        runs.append((policy.state_dict(), losses))
+    (eager_state, eager_losses), (compiled_state, compiled_losses) = runs
+    assert (
+        int(compiled_state["first.1.num_batches_tracked"])
+        == int(eager_state["first.1.num_batches_tracked"])
+        == 4
+    )
+    for name, value in eager_state.items():
+        torch.testing.assert_close(compiled_state[name], value, rtol=1e-4, atol=1e-5, msg=name)
+    assert float((eager_state["first.1.running_mean"]).abs().max()) > 0.1  # the statistics moved
+    for ours, theirs in zip(compiled_losses, eager_losses, strict=True):
+        torch.testing.assert_close(torch.stack(ours), torch.stack(theirs).detach(), rtol=1e-4, atol=1e-6)

@@ -122,7 +122,7 @@ class BatchRenorm(nn.Module):
             stats_dtype = self.ra_mean.dtype
             self.ra_mean.lerp_(batch_mean.detach().to(stats_dtype), self.momentum)
             self.ra_var.lerp_(batch_var.detach().to(stats_dtype), self.momentum)
-            self.steps += 1
+            self.steps.add_(1)  # in place, no attribute set: a compiled update may then walk the module again
         # (x - mu) / sqrt(var + eps) with mu = mu_B - d * sigma_B / r and var = sigma_B^2 / r^2, so that
         # unclipped it is (x - running mean) / running std. sigma_B is floored above 0: a constant feature
         # (a dead ReLU) would otherwise get an infinite gradient through sqrt, and d = 0 does not cancel it.

@@ -16,10 +16,11 @@ sb3-contrib 2.9: "train" normalizes with the batch and updates the running stati
 2. critics, layers in train mode: ``[Q_i(s, a); Q_i(s', a')] = Q_i([s; s'], [a; a'])`` jointly; regress
    ``Q_i(s, a)`` onto ``y = r + (1 - done) * gamma * (min_j Q_j(s', a') - alpha * log pi(a'|s'))``, with ``y``
    held constant;
-3. every ``policy_delay`` steps: sample ``a~ ~ pi(s)`` with the actor's layers in train mode; update the
-   temperature (``ent_coef="auto"``) on ``-log(alpha) * (log pi(a~|s) + target_entropy)``; then minimise
+3. every ``policy_delay`` steps: sample ``a~ ~ pi(s)`` with the actor's layers in train mode; minimise
    ``alpha * log pi(a~|s) - min_i Q_i(s, a~)`` with the critics' layers in eval mode (gradients flow into
-   the actor only).
+   the actor only), and update the temperature (``ent_coef="auto"``) on
+   ``-log(alpha) * (log pi(a~|s) + target_entropy)`` from the same sample (sb3-contrib steps the
+   temperature first; the two steps are independent, so the order changes no number).
 
 Acting and ``predict`` run every layer in eval mode. With ``use_sde=True`` the actor explores with gSDE as
 SAC's does (``StateDependentExploration``: new exploration matrices per collection chunk, every
@@ -39,10 +40,13 @@ from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
     ActionNoise,
     EntropyTemperature,
+    GradientSteps,
     OffPolicyAlgorithm,
     Schedule,
     StateDependentExploration,
     TrainFreq,
+    UpdateProgram,
+    check_bool,
     check_int,
     check_positive_int,
     describe_space,
@@ -96,6 +100,13 @@ class CrossQ(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
         seed: random seed for python, numpy, torch, the environments and the buffer.
         device: accelerator for ``learn``.
         checkpoint_replay_buffer: keep the replay buffer in Lightning checkpoints.
+        compile: run each gradient step (the joint critic pass and the critic loss, the actor and temperature
+            losses, their gradients and Adam steps, the Batch Renorm layers' mode switches and running
+            statistics) as one program compiled with ``torch.compile`` (``lit_sb3_core.sdk.UpdateProgram``;
+            two programs, with and without the actor's update): same learning, within float rounding. The
+            first update of a run compiles (seconds with a warm on-disk cache, minutes cold). Adam/AdamW
+            optimizers, one process, no gSDE; under bf16 autocast (``RLTrainer(precision="bf16-mixed")``)
+            the program computes its products in bf16. Off by default.
     """
 
     algo_name: ClassVar[str] = "crossq"
@@ -144,8 +155,16 @@ class CrossQ(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
+        compile: bool = False,
     ) -> None:
         self.init_sde(use_sde, sde_sample_freq, use_sde_at_warmup)
+        self.compile_update = check_bool("compile", compile)
+        if compile and use_sde:
+            raise ConfigurationError(
+                f"{type(self).__name__}(compile=True) does not compile gSDE's update (its noise matrices are "
+                "drawn from log std outside the step): pass use_sde=False, or compile=False."
+            )
+        self._update_program: UpdateProgram | None = None
         self.init_temperature(ent_coef, target_entropy)
         self.policy_delay = check_positive_int("policy_delay", policy_delay)
         # Batch Renorm layers normalize with the statistics of each minibatch: at least 2 samples.
@@ -188,69 +207,119 @@ class CrossQ(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
         policy, buffer = self.policy, self.replay_buffer
         assert policy is not None and buffer is not None
         optimizers = cast("list[LightningOptimizer]", self.optimizers())
-        actor_optimizer, critic_optimizer = optimizers[0], optimizers[1]
-        ent_coef_optimizer = optimizers[2] if self.learn_ent_coef else None
         self.update_learning_rate(optimizers)
-        actor, critic, preprocess = policy.actor, policy.critic, policy.preprocess
-        actor_norms, critic_norms = policy.actor_norms, policy.critic_norms
-        actor_params = list(actor.parameters())
-        log_ent_coef = policy.log_ent_coef if self.learn_ent_coef else None
-        target_entropy = self.target_entropy
-        use_sde = self.use_sde
+        program = self.update_program()
         for _ in range(gradient_steps):
             self.n_updates += 1
             data = self.sample_replay(batch_size)
-            if use_sde:
+            update_actor = self.n_updates % self.policy_delay == 0
+            if self.use_sde:
                 # log std changed at the last step; the actor loss differentiates through this draw.
                 self.reset_actor_noise()
+                noise = next_noise = None
+            else:  # the actor's Gaussian draws at s' (every step), then at s (actor updates): sb3-contrib's order
+                shape = (data.actions.shape[0], policy.actor.action_dim)
+                next_noise = torch.randn(shape, device=data.actions.device)
+                noise = torch.randn(shape, device=data.actions.device) if update_actor else None
             discounts = data.discounts if data.discounts is not None else self.gamma
-            observations = preprocess(data.observations)
-            next_observations = preprocess(data.next_observations)
+            losses = program(optimizers, data, discounts, noise, next_noise, update_actor)
+            for name, value in losses.items():
+                self.record(name, value)
+
+    def gradient_step(
+        self,
+        steps: GradientSteps,
+        data: Any,
+        discounts: Any,
+        noise: torch.Tensor | None,
+        next_noise: torch.Tensor | None,
+        update_actor: bool,
+    ) -> dict[str, torch.Tensor]:
+        """One gradient step on the minibatch ``data``: the critics; with ``update_actor``, the actor and the
+        temperature.
+
+        ``steps.minimize(i, loss, ...)`` is the gradient step of optimizer ``i`` (0 actor, 1 critic,
+        2 temperature), eager or inside the compiled program (``compile=True``), which also switches the
+        Batch Renorm layers' modes and updates their running statistics as eager code does; ``next_noise``
+        and ``noise`` are the standard normal draws of the actor's samples at ``s'`` and ``s``. Returns the
+        values to log.
+        """
+        policy = self.policy
+        observations = policy.preprocess(data.observations)
+        next_observations = policy.preprocess(data.next_observations)
+        log_ent_coef = policy.log_ent_coef if self.learn_ent_coef else None
+        # alpha of this step, detached: only the temperature loss moves log(alpha) (softlearning issue 60).
+        ent_coef = self.ent_coef_init if log_ent_coef is None else torch.exp(log_ent_coef.detach())
+        losses: dict[str, torch.Tensor] = {}
+        if log_ent_coef is not None:
+            losses["ent_coef"] = cast(torch.Tensor, ent_coef)
+
+        # Each layer's mode set before each loss (Lightning's fit leaves every module in train mode): the
+        # actor's next actions from the running statistics, the critics' joint pass from (and recording) its batch.
+        set_training(policy.actor_norms, False)
+        set_training(policy.critic_norms, True)
+        losses["critic_loss"] = steps.minimize(
+            1, self.critic_loss, data, observations, next_observations, ent_coef, discounts, next_noise
+        )
+        set_training(policy.critic_norms, False)
+        if update_actor:
+            set_training(policy.actor_norms, True)
+            losses["actor_loss"], log_prob = steps.minimize(
+                0, self.actor_loss, observations, ent_coef, noise, has_aux=True
+            )
+            set_training(policy.actor_norms, False)
+            # From log pi of the sample before the actor's step, as sb3-contrib (which steps it first).
             if log_ent_coef is not None:
-                # Detached so that only the temperature loss moves log(alpha) (softlearning issue 60).
-                ent_coef: torch.Tensor | float = torch.exp(log_ent_coef.detach())
-                self.record("ent_coef", cast(torch.Tensor, ent_coef))
-            else:
-                ent_coef = self.ent_coef_init
+                losses["ent_coef_loss"] = steps.minimize(2, self.temperature_loss, log_prob)
+        return losses
 
-            with torch.no_grad():
-                set_training(actor_norms, False)
-                next_actions, next_log_prob = actor.action_log_prob(next_observations)
+    def critic_loss(
+        self,
+        data: Any,
+        observations: Any,
+        next_observations: Any,
+        ent_coef: Any,
+        discounts: Any,
+        next_noise: torch.Tensor | None,
+    ) -> torch.Tensor:
+        """Soft Bellman regression of every critic onto ``min_j Q_j(s', a')``, both from one joint pass over
+        ``[s; s']`` and ``[a; a']`` (critic layers in train mode, actor layers in eval mode)."""
+        actor, critic = self.policy.actor, self.policy.critic
+        with torch.no_grad():
+            next_actions, next_log_prob = actor.action_log_prob(next_observations, next_noise)
+        # One pass over [s; s'] and [a; a']: the batch statistics cover both distributions.
+        all_q = torch.cat(
+            critic(
+                torch.cat([observations, next_observations]),
+                torch.cat([data.actions, next_actions]),
+            ),
+            dim=1,
+        )
+        current_q, next_q = all_q.split(data.actions.shape[0])
+        with torch.no_grad():
+            next_q = next_q.amin(dim=1, keepdim=True) - ent_coef * next_log_prob.reshape(-1, 1)
+            target_q = data.rewards + (1.0 - data.dones) * discounts * next_q
+        return 0.5 * cast(torch.Tensor, sum(F.mse_loss(q, target_q) for q in current_q.split(1, dim=1)))
 
-            # One pass over [s; s'] and [a; a']: the batch statistics cover both distributions.
-            set_training(critic_norms, True)
-            all_q = torch.cat(
-                critic(
-                    torch.cat([observations, next_observations]),
-                    torch.cat([data.actions, next_actions]),
-                ),
-                dim=1,
-            )
-            set_training(critic_norms, False)
-            current_q, next_q = all_q.split(data.actions.shape[0])
-            with torch.no_grad():
-                next_q = next_q.amin(dim=1, keepdim=True) - ent_coef * next_log_prob.reshape(-1, 1)
-                target_q = data.rewards + (1.0 - data.dones) * discounts * next_q
-            critic_loss = 0.5 * cast(
-                torch.Tensor, sum(F.mse_loss(q, target_q) for q in current_q.split(1, dim=1))
-            )
-            self.optimizer_step(critic_optimizer, critic_loss)
-            self.record("critic_loss", critic_loss)
+    def actor_loss(
+        self, observations: Any, ent_coef: Any, noise: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``alpha * log pi(a~|s) - min_i Q_i(s, a~)`` (actor layers in train mode, critic layers in eval
+        mode), and ``log pi`` ``(batch, 1)`` for the temperature loss."""
+        actions_pi, log_prob = self.policy.actor.action_log_prob(observations, noise)
+        log_prob = log_prob.reshape(-1, 1)
+        q_pi = torch.cat(self.policy.critic(observations, actions_pi), dim=1).amin(dim=1, keepdim=True)
+        return (ent_coef * log_prob - q_pi).mean(), log_prob
 
-            if self.n_updates % self.policy_delay == 0:
-                set_training(actor_norms, True)
-                actions_pi, log_prob = actor.action_log_prob(observations)
-                set_training(actor_norms, False)
-                log_prob = log_prob.reshape(-1, 1)
-                if ent_coef_optimizer is not None:
-                    ent_coef_loss = -(log_ent_coef * (log_prob + target_entropy).detach()).mean()
-                    self.optimizer_step(ent_coef_optimizer, ent_coef_loss)
-                    self.record("ent_coef_loss", ent_coef_loss)
+    def temperature_loss(self, log_prob: torch.Tensor) -> torch.Tensor:
+        """``-log(alpha) * (log pi + target_entropy)``: alpha rises while the entropy is below its target."""
+        return -(self.policy.log_ent_coef * (log_prob + self.target_entropy).detach()).mean()
 
-                q_pi = torch.cat(critic(observations, actions_pi), dim=1).amin(dim=1, keepdim=True)
-                actor_loss = (ent_coef * log_prob - q_pi).mean()
-                self.optimizer_step(actor_optimizer, actor_loss, inputs=actor_params)
-                self.record("actor_loss", actor_loss)
+    def update_program(self) -> UpdateProgram:
+        """``gradient_step`` run eagerly, or (``compile=True``) as one compiled program, kept across ``learn``."""
+        if self._update_program is None:
+            self._update_program = UpdateProgram(self, self.gradient_step, compiled=self.compile_update)
+        return self._update_program
 
     def collect_metrics(self) -> dict[str, float]:
         metrics = super().collect_metrics()

@@ -37,6 +37,7 @@ CASES: dict[str, tuple[str, int, int]] = {
     "ddpg": ("Pendulum-v1", 300, 700),
     "tqc": ("Pendulum-v1", 300, 700),
     "qrdqn": ("CartPole-v1", 2_000, 10_000),
+    "crossq": ("Pendulum-v1", 300, 300),
 }
 
 

@@ -39,6 +39,7 @@ from gymnasium import spaces
 from lit_sb3_core.errors import ConfigurationError
 from lit_sb3_core.sdk import (
     ActionNoise,
+    CompileChoice,
     EntropyTemperature,
     GradientSteps,
     OffPolicyAlgorithm,
@@ -46,10 +47,10 @@ from lit_sb3_core.sdk import (
     StateDependentExploration,
     TrainFreq,
     UpdateProgram,
-    check_bool,
     check_int,
     check_positive_int,
     describe_space,
+    init_compile,
 )
 from lit_sb3_crossq.batch_renorm import set_training
 from lit_sb3_crossq.hyperparams import TUNED
@@ -110,6 +111,8 @@ class CrossQ(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
     """
 
     algo_name: ClassVar[str] = "crossq"
+    # compile="auto": not yet measured to pay back (benchmarks/compile_payback.py has no CrossQ case yet).
+    compile_pays_after: ClassVar[int | None] = None
     policy_aliases: ClassVar[dict[str, Any]] = CROSSQ_POLICY_ALIASES
     policy: CrossQPolicy  # built from the env's spaces (see RLAlgorithm)
     # Stable-Baselines3's policy classes, for loading its model files (see lit_sb3_core.sdk.SB3FileHooks).
@@ -155,15 +158,16 @@ class CrossQ(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
         seed: int | None = None,
         device: str = "auto",
         checkpoint_replay_buffer: bool = True,
-        compile: bool = False,
+        compile: CompileChoice = False,
     ) -> None:
         self.init_sde(use_sde, sde_sample_freq, use_sde_at_warmup)
-        self.compile_update = check_bool("compile", compile)
-        if compile and use_sde:
-            raise ConfigurationError(
-                f"{type(self).__name__}(compile=True) does not compile gSDE's update (its noise matrices are "
-                "drawn from log std outside the step): pass use_sde=False, or compile=False."
+        refusal = None
+        if use_sde:
+            refusal = (
+                "gSDE's update is not compiled (its noise matrices are drawn from log std outside the step): "
+                "pass use_sde=False, or compile=False"
             )
+        init_compile(self, compile, refusal)
         self._update_program: UpdateProgram | None = None
         self.init_temperature(ent_coef, target_entropy)
         self.policy_delay = check_positive_int("policy_delay", policy_delay)
@@ -317,7 +321,7 @@ class CrossQ(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
 
     def update_program(self) -> UpdateProgram:
         """``gradient_step`` run eagerly, or (``compile=True``) as one compiled program, kept across ``learn``."""
-        if self._update_program is None:
+        if self._update_program is None or self._update_program.compiled != self.compile_update:
             self._update_program = UpdateProgram(self, self.gradient_step, compiled=self.compile_update)
         return self._update_program
 

@@ -111,7 +111,8 @@ class CrossQ(EntropyTemperature, StateDependentExploration, OffPolicyAlgorithm):
     """
 
     algo_name: ClassVar[str] = "crossq"
-    # compile="auto": not yet measured to pay back (benchmarks/compile_payback.py has no CrossQ case yet).
+    # compile="auto" does not compile CrossQ: its step (1024-wide critic) is matrix-bound, and the compiled
+    # one saved 2-7 % of 111 ms in one loaded round, within the noise (benchmarks/README.md).
     compile_pays_after: ClassVar[int | None] = None
     policy_aliases: ClassVar[dict[str, Any]] = CROSSQ_POLICY_ALIASES
     policy: CrossQPolicy  # built from the env's spaces (see RLAlgorithm)

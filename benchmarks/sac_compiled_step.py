@@ -2,6 +2,7 @@
 
     python benchmarks/sac_compiled_step.py                  # SB3's SAC defaults on Pendulum-v1
     python benchmarks/sac_compiled_step.py --algo td3       # TD3 (or tqc), its SB3 defaults
+    python benchmarks/sac_compiled_step.py --algo crossq    # CrossQ, the suite's crossq-zoo settings
     python benchmarks/sac_compiled_step.py --rounds 5 --learn-steps 1000
     python benchmarks/sac_compiled_step.py --cache /tmp/c   # compile cost with this inductor cache
                                                             # (empty: cold; second run: warm)
@@ -13,7 +14,10 @@
                                                             # (torch.profiler, inductor's kernels named)
 
 SB3's defaults: 256x256 actor and twin critics, batch 256, one gradient step per environment step (SAC: a
-learned temperature; TD3: the actor and targets every second step; TQC: 2 critics of 25 quantiles).
+learned temperature; TD3: the actor and targets every second step; TQC: 2 critics of 25 quantiles). CrossQ:
+rl-zoo3's Pendulum settings (the suite's crossq-zoo: 256x256 actor and critics, the actor every second
+step; sb3-contrib's default 1024-wide critics cost ~125 ms per step here); its step alone includes the
+actor's update.
 The models are built and warmed up (a compiled one compiles on its first update), then measured in one
 process, taking turns, with thread CPU time (one torch thread: other processes' load on a shared machine
 does not count). The step alone: the same minibatch and noise,
@@ -45,11 +49,23 @@ clock = time.thread_time
 LEARNING_STARTS = 100
 
 
+CLASSES = {"sac": "SAC", "td3": "TD3", "tqc": "TQC", "crossq": "CrossQ"}
+SETTINGS: dict[str, dict[str, Any]] = {
+    "crossq": {"policy_delay": 2, "policy_kwargs": {"net_arch": [256, 256]}}
+}
+
+
 def build(algo: str, compiled: bool) -> Any:
     import lit_sb3
 
-    return getattr(lit_sb3, algo.upper())(
-        "MlpPolicy", "Pendulum-v1", seed=0, device="cpu", learning_starts=LEARNING_STARTS, compile=compiled
+    return getattr(lit_sb3, CLASSES[algo])(
+        "MlpPolicy",
+        "Pendulum-v1",
+        seed=0,
+        device="cpu",
+        learning_starts=LEARNING_STARTS,
+        compile=compiled,
+        **SETTINGS.get(algo, {}),
     )
 
 
@@ -82,8 +98,8 @@ def autocast(precision: str) -> Any:
 
 def step_arguments(model: Any, data: Any) -> tuple[Any, ...]:
     """What ``gradient_step`` takes after the minibatch: the discount, the noise, the flag that updates the
-    actor (TD3) or the targets (SAC, TQC) this step."""
-    if hasattr(model, "policy_delay"):  # TD3
+    actor (TD3, CrossQ) or the targets (SAC, TQC) this step."""
+    if hasattr(model, "target_policy_noise"):  # TD3
         return (data, model.gamma, torch.randn_like(data.actions), True)
     noise = torch.randn(data.actions.shape[0], model.policy.actor.action_dim)
     return (data, model.gamma, noise, torch.randn_like(noise), True)
@@ -135,7 +151,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--algo", choices=("sac", "td3", "tqc"), default="sac")
+    parser.add_argument("--algo", choices=tuple(CLASSES), default="sac")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--learn-steps", type=int, default=500)

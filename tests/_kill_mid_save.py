@@ -44,7 +44,7 @@ def kill_mid_save(folder: Path, script: str, *args: str, after: str | None = Non
 
 def writing_into(folder: Path, pid: int) -> bool:
     """Whether process ``pid`` holds a non-empty file in ``folder`` that has no name yet (or a ``*.tmp``)."""
-    if any(p.name.endswith(".tmp") and p.stat().st_size for p in folder.iterdir()):
+    if any(p.name.endswith(".tmp") and _size(p) for p in folder.iterdir()):
         return True
     unnamed = f"{os.path.realpath(folder)}/#"
     try:
@@ -63,3 +63,11 @@ def writing_into(folder: Path, pid: int) -> bool:
         except OSError:
             continue  # closed meanwhile
     return False
+
+
+def _size(path: Path) -> int:
+    """``path``'s size, 0 once it is gone: the saver may rename its temporary between listing and stat."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0

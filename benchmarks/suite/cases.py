@@ -271,6 +271,13 @@ CASES: list[Case] = [
          lit_trainer={"precision": "bf16-mixed"}),
     Case("crossq-zoo", "crossq", "sb3_contrib:CrossQ", "Pendulum-v1", "rl-zoo3", 20_000, 1_000,
          {"policy_delay": 2, "policy_kwargs": {"net_arch": [256, 256]}}),
+    Case("crossq-zoo-compiled", "crossq", "sb3_contrib:CrossQ", "Pendulum-v1", "rl-zoo3, lit-sb3 compile=True",
+         20_000, 1_000, {"policy_delay": 2, "policy_kwargs": {"net_arch": [256, 256]}},
+         lit_hyperparams={"compile": True}),
+    Case("crossq-zoo-bf16-compiled", "crossq", "sb3_contrib:CrossQ", "Pendulum-v1",
+         "rl-zoo3, lit-sb3 compile=True + bf16-mixed", 20_000, 1_000,
+         {"policy_delay": 2, "policy_kwargs": {"net_arch": [256, 256]}}, lit_hyperparams={"compile": True},
+         lit_trainer={"precision": "bf16-mixed"}),
 ]  # fmt: skip
 
 # The --quick subset: one representative per loop (on-policy with many small updates, the tightest

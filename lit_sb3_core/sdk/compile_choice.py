@@ -57,13 +57,12 @@ def init_compile(algorithm: Any, value: Any, refusal: str | None = None) -> None
 
 def compiler_missing() -> str | None:
     """Why inductor cannot build CPU programs here (no C++ compiler it accepts), or None."""
+    # InvalidCxxCompiler, or a torch without the helper: either way, do not compile.
     try:
         from torch._inductor.cpp_builder import get_cpp_compiler
 
         get_cpp_compiler()
-    except (
-        Exception
-    ) as error:  # InvalidCxxCompiler, or a torch without the helper: either way, do not compile
+    except Exception as error:
         return f"inductor finds no C++ compiler ({type(error).__name__}); install g++ or set CXX"
     return None
 

@@ -163,11 +163,6 @@ class RecurrentRolloutBuffer(RolloutBuffer):
         index = index.to(self.device)
         order, positions, sequence_starts = index[:total], index[total : 2 * total], index[2 * total :]
         starts = torch.from_numpy(self.episode_starts.reshape(-1)[layout.sequence_starts]).to(self.device)
-        flat_actions = self.actions.reshape(total, *self.actions.shape[2:])
-        flat_values = self.values.reshape(-1)
-        flat_log_probs = self.log_probs.reshape(-1)
-        flat_advantages = self.advantages.reshape(-1)
-        flat_returns = self.returns.reshape(-1)
         flat_states = self.lstm_storage.reshape(4, total, *self.lstm_state_shape)
         seq_offset = 0
         for batch, (n_seq, max_len) in enumerate(zip(layout.n_seq.tolist(), layout.max_len.tolist())):
@@ -176,14 +171,9 @@ class RecurrentRolloutBuffer(RolloutBuffer):
             first = sequence_starts[seq_offset : seq_offset + n_seq]
             # (4, n_seq, n_layers, hidden) -> four (n_layers, n_seq, hidden) states
             states = flat_states[:, first].transpose(1, 2).contiguous()
-            yield RecurrentRolloutBatch(
-                _gather(self.observations, idx),
-                flat_actions[idx],
-                flat_values[idx],
-                flat_log_probs[idx],
-                flat_advantages[idx],
-                flat_returns[idx],
-                RNNStates((states[0], states[1]), (states[2], states[3])),
+            yield self._batch(
+                idx,
+                states,
                 starts[seq_offset : seq_offset + n_seq],
                 Sequences(positions[rows], n_seq, max_len),
             )
@@ -211,11 +201,6 @@ class RecurrentRolloutBuffer(RolloutBuffer):
         order, positions_t, segment_starts = index[:total], index[total : 2 * total], index[2 * total :]
         keep_t = torch.from_numpy(keep).to(self.device)
         first_starts = torch.from_numpy(starts[layout.sequence_starts]).to(self.device)
-        flat_actions = self.actions.reshape(total, *self.actions.shape[2:])
-        flat_values = self.values.reshape(-1)
-        flat_log_probs = self.log_probs.reshape(-1)
-        flat_advantages = self.advantages.reshape(-1)
-        flat_returns = self.returns.reshape(-1)
         flat_states = self.lstm_storage.reshape(4, total, *self.lstm_state_shape)
         seg_offset = 0
         n_batches = len(layout.n_seq)
@@ -230,15 +215,25 @@ class RecurrentRolloutBuffer(RolloutBuffer):
             states[:, :, :n_seg] = flat_states[:, first].transpose(1, 2)
             episode_starts = first_starts.new_zeros(n_columns)
             episode_starts[:n_seg] = first_starts[seg_offset : seg_offset + n_seg]
-            yield RecurrentRolloutBatch(
-                _gather(self.observations, idx),
-                flat_actions[idx],
-                flat_values[idx],
-                flat_log_probs[idx],
-                flat_advantages[idx],
-                flat_returns[idx],
-                RNNStates((states[0], states[1]), (states[2], states[3])),
-                episode_starts,
-                Segments(positions_t[rows], keep_t[rows], steps, n_columns),
+            yield self._batch(
+                idx, states, episode_starts, Segments(positions_t[rows], keep_t[rows], steps, n_columns)
             )
             seg_offset += n_seg
+
+    def _batch(
+        self, idx: torch.Tensor, states: torch.Tensor, starts: torch.Tensor, layout: Sequences | Segments
+    ) -> RecurrentRolloutBatch:
+        """The samples ``idx`` (flat positions in the rollout), with the LSTM states (4, layers, columns,
+        hidden) and episode starts their sequences or segments begin from."""
+        total = self.n_steps * self.n_envs
+        return RecurrentRolloutBatch(
+            _gather(self.observations, idx),
+            self.actions.reshape(total, *self.actions.shape[2:])[idx],
+            self.values.reshape(-1)[idx],
+            self.log_probs.reshape(-1)[idx],
+            self.advantages.reshape(-1)[idx],
+            self.returns.reshape(-1)[idx],
+            RNNStates((states[0], states[1]), (states[2], states[3])),
+            starts,
+            layout,
+        )

@@ -6,11 +6,12 @@ returns it (a test checks that they agree); ``overrides`` are the changes this l
 entry fits the budget, and ``why`` says why. ``hyperparams`` = ``zoo`` updated by ``overrides``, written in
 lit-sb3's plain-JSON notation; ``suite.libraries.sb3_hyperparams`` turns them into SB3's objects.
 
-Budgets: Atari at 100k agent steps (400k frames, the Atari-100k setting of Kaiser et al. 2019), except A2C
-and PPO on Breakout at 500k (2M frames, see ``ON_POLICY_ATARI_WHY``); MuJoCo off-policy at 100k steps,
-MuJoCo PPO at 300k. ``cpu_s`` is the measured CPU cost of one record (one library, one seed, training and
-all evaluations) on one core of this machine, see ``COSTS`` below: the whole ledger (10 cases x 2
-libraries x 3 seeds) is about 27 CPU-hours.
+Budgets: Atari at 100k agent steps (400k frames, the Atari-100k setting of Kaiser et al. 2019), except the
+on-policy Atari cases at 500k (2M frames, see ``ON_POLICY_ATARI_WHY``); MuJoCo off-policy at 100k steps,
+MuJoCo PPO at 300k. Each Atari game was chosen so that its budget separates a learning run from a random
+policy (``RETIRED`` lists the cases that did not, with what their records showed). ``cpu_s`` is the CPU
+cost of one record (one library, one seed, training and all evaluations) on one core of this machine, see
+``COSTS`` below; the report uses the records' own CPU seconds once a case has them.
 
 ``CASES`` is in ``--next`` order: the cheapest case of every family first, so a partial ledger already
 covers every algorithm.
@@ -23,7 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CASES", "SEEDS", "SETTINGS", "TEST_CASES", "LearningCase", "by_name"]
+__all__ = ["CASES", "RETIRED", "SEEDS", "SETTINGS", "TEST_CASES", "LearningCase", "RetiredCase", "by_name"]
 
 # Three seeds per (case, library): the ledger's n.
 SEEDS = (0, 1, 2)
@@ -59,7 +60,8 @@ class LearningCase:
         normalize: rl-zoo3's ``normalize: true`` (SB3 ``VecNormalize``, lit-sb3 ``normalize=True``).
         eval_episodes: evaluation episodes (whole games on Atari) per evaluation point.
         random_return: mean return of a uniformly random policy (the report's normalization floor): the
-            published reference scores, Atari from the DQN / Atari-100k tables (Breakout 1.7, Pong -20.7),
+            published reference scores, Atari from the DQN / Atari-100k tables (Breakout 1.7, Seaquest 68.4,
+            Road Runner 11.5),
             MuJoCo D4RL's random-policy references (Hopper -20.3, HalfCheetah -280.2, Walker2d 1.6).
     """
 
@@ -197,47 +199,44 @@ _ATARI_REPLAY_WHY = (
     "handle_timeout_termination=False); "
 )
 
-# Measured CPU seconds of one record per library: `taskset -c 0 nice python benchmarks/learning/cost.py
-# --steps 2000 --library sb3` (and lit-sb3), 2026-12-01 on this 2-core AMD machine while other work ran
-# (load 3-9). 2,000 update steps (learning_starts cut to 500) + one evaluation episode, scaled to the
-# budget and all evaluations: an upper bound for the training part (the real warm-up steps are cheaper),
-# a lower bound for evaluation (a trained agent's episodes are longer than an untrained one's).
+# CPU seconds of one record per library on one core of this 2-core AMD machine, shared with other work
+# (``report.py`` replaces them with a case's own records' CPU seconds once it has a record of each library).
+# The seed-0 records of 2026-12-02..05 where a case has them; for the cases that replaced retired ones on
+# 2026-12-05, lit-sb3's pilot run of the case (the same run as a record's, cut where noted) and SB3 scaled by
+# the CPU-time ratio of the retired case's seed-0 records (A2C 1.11, DQN 1.17, QR-DQN 1.41).
 COSTS: dict[str, dict[str, float]] = {
-    # A2C and PPO Breakout at 500k: five times the 100k records' CPU seconds (a2c sb3 436, lit-sb3 352;
-    # ppo sb3 746, lit-sb3 565, results/ of 2026-12-01/02, commit 06a2611) plus 10 % for the longer games a
-    # learning agent plays in its evaluations.
-    "a2c-breakout": {"sb3": 2400, "lit-sb3": 1940},
-    "ppo-breakout": {"sb3": 4100, "lit-sb3": 3110},
-    "ppo-hopper": {"sb3": 581, "lit-sb3": 616},
-    "td3-halfcheetah": {"sb3": 1429, "lit-sb3": 1379},
-    "sac-hopper": {"sb3": 1663, "lit-sb3": 1292},
-    "dqn-pong": {"sb3": 1442, "lit-sb3": 1338},
-    "qrdqn-breakout": {"sb3": 1789, "lit-sb3": 1293},
-    "tqc-walker2d": {"sb3": 2195, "lit-sb3": 1735},
-    "ppo-halfcheetah": {"sb3": 722, "lit-sb3": 657},
-    "sac-halfcheetah": {"sb3": 1514, "lit-sb3": 1206},
+    "a2c-seaquest": {"sb3": 1260, "lit-sb3": 1135},  # pilot 1,014 s with 20 evaluation games, +5 s per game
+    "ppo-breakout": {"sb3": 4127, "lit-sb3": 4257},
+    "ppo-hopper": {"sb3": 340, "lit-sb3": 390},
+    "td3-halfcheetah": {"sb3": 1880, "lit-sb3": 1102},
+    "sac-hopper": {"sb3": 1163, "lit-sb3": 1205},
+    "dqn-roadrunner": {"sb3": 1520, "lit-sb3": 1300},  # pilot cut at 50k: 537 s; x2, +evaluations
+    "qrdqn-roadrunner": {"sb3": 2400, "lit-sb3": 1700},  # pilot cut at 25k: 353 s (17 ms/step)
+    "tqc-walker2d": {"sb3": 2151, "lit-sb3": 1464},
+    "ppo-halfcheetah": {"sb3": 467, "lit-sb3": 341},
+    "sac-halfcheetah": {"sb3": 1303, "lit-sb3": 1092},
 }
 
 _ATARI = dict(steps=100_000, eval_every=10_000, policy="CnnPolicy", atari=True)
-# A2C and PPO on Breakout: at 100k agent steps A2C learned nothing in either library (final sampled-action
-# scores SB3 1.4, lit-sb3 1.9 against a random policy's 1.7; PPO SB3 3.5), so such a case cannot tell a
-# learning implementation from a broken one. Breakout stays (the game SB3 users compare on, rl-zoo3's tuned
-# Atari entry) and the budget grows to 500k agent steps (2M frames), where on-policy agents with these
-# settings are expected to leave the random level (published PPO/A2C Breakout curves rise over the first
-# few million frames; not yet confirmed by a run here: the first seed's curves will say). The other way, an
-# Atari-100k game where PPO already beats random at 100k (Boxing, Freeway, Kangaroo...), was not taken: it
-# would trade the game SB3 users compare on for one that needs its own pilot runs to show it separates.
-# Cost: the two cases' 12 records are ~9.6 of the ledger's ~27 CPU-hours (``COSTS``: A2C ~36, PPO ~60 CPU-min each).
+# The on-policy Atari cases run 500k agent steps (2M frames): at 100k neither library's A2C or PPO left the
+# random level on Breakout (final sampled-action scores A2C SB3 1.4, lit-sb3 1.9, PPO SB3 3.5; random 1.7).
+# PPO learns Breakout by 500k (seed 0: SB3 11.3, lit-sb3 12.6), so Breakout stays for PPO, the game SB3
+# users compare on. A2C did not (see ``RETIRED``) and plays Seaquest, where the pilot run (lit-sb3, seed 0,
+# 2026-12-05, 5 games per point) scored 224, 236, 140 and 412 at 125k/250k/375k/500k, and the games it
+# trained on averaged 91, 232, 291 and 360, against a random policy's 68.4.
 ON_POLICY_ATARI = dict(_ATARI, steps=500_000, eval_every=50_000)
 ON_POLICY_ATARI_WHY = (
-    "budget 100k -> 500k agent steps: at 100k A2C did not learn Breakout in either library (SB3 1.4, "
-    "lit-sb3 1.9, random 1.7)."
+    "budget 100k -> 500k agent steps: at 100k neither A2C nor PPO left Breakout's random level in either "
+    "library (A2C SB3 1.4, lit-sb3 1.9; PPO SB3 3.5; random 1.7)."
 )
+# DQN and QR-DQN play Road Runner, where value-based agents leave the random level within the Atari-100k
+# budget: lit-sb3's pilot runs (seed 0, 2026-12-05, 5 games per point) scored DQN 400 at 25k and 1,360 at
+# 50k (training games 77 and 1,009), QR-DQN 940 at 25k (training games 268), against a random policy's 11.5.
 _MUJOCO_OFF = dict(steps=100_000, eval_every=10_000)
 
 CASES: list[LearningCase] = [
-    LearningCase("a2c-breakout", "a2c", "stable_baselines3:A2C", "BreakoutNoFrameskip-v4", zoo=_ZOO_A2C_ATARI,
-                 n_envs=16, random_return=1.7, why=ON_POLICY_ATARI_WHY, **ON_POLICY_ATARI),
+    LearningCase("a2c-seaquest", "a2c", "stable_baselines3:A2C", "SeaquestNoFrameskip-v4", zoo=_ZOO_A2C_ATARI,
+                 n_envs=16, random_return=68.4, why=ON_POLICY_ATARI_WHY, **ON_POLICY_ATARI),
     LearningCase("ppo-hopper", "ppo", "stable_baselines3:PPO", "Hopper-v5", steps=300_000, eval_every=25_000,
                  zoo=_ZOO_PPO_HOPPER, normalize=True, random_return=-20.3),
     LearningCase("ppo-breakout", "ppo", "stable_baselines3:PPO", "BreakoutNoFrameskip-v4", zoo=_ZOO_PPO_ATARI,
@@ -246,21 +245,46 @@ CASES: list[LearningCase] = [
                  random_return=-280.2, **_MUJOCO_OFF),
     LearningCase("sac-hopper", "sac", "stable_baselines3:SAC", "Hopper-v5", zoo={"learning_starts": 10_000},
                  random_return=-20.3, **_MUJOCO_OFF),
-    LearningCase("dqn-pong", "dqn", "stable_baselines3:DQN", "PongNoFrameskip-v4", zoo=_ZOO_DQN_ATARI,
+    LearningCase("dqn-roadrunner", "dqn", "stable_baselines3:DQN", "RoadRunnerNoFrameskip-v4", zoo=_ZOO_DQN_ATARI,
                  overrides={**_ATARI_REPLAY, "learning_starts": 5_000},
                  why=_ATARI_REPLAY_WHY + "learning_starts 100k -> 5k (the whole budget otherwise).",
-                 random_return=-20.7, **_ATARI),
-    LearningCase("qrdqn-breakout", "qrdqn", "sb3_contrib:QRDQN", "BreakoutNoFrameskip-v4", zoo=_ZOO_QRDQN_ATARI,
+                 random_return=11.5, **_ATARI),
+    LearningCase("qrdqn-roadrunner", "qrdqn", "sb3_contrib:QRDQN", "RoadRunnerNoFrameskip-v4", zoo=_ZOO_QRDQN_ATARI,
                  overrides={**_ATARI_REPLAY, "learning_starts": 5_000, "exploration_fraction": 0.1},
                  why=_ATARI_REPLAY_WHY + "learning_starts 50k -> 5k; exploration_fraction 0.025 -> 0.1 "
                      "(0.025 of 100k ends exploration before learning starts; 0.1 = DQN's 10k steps).",
-                 random_return=1.7, **_ATARI),
+                 random_return=11.5, **_ATARI),
     LearningCase("tqc-walker2d", "tqc", "sb3_contrib:TQC", "Walker2d-v5", zoo={"learning_starts": 10_000},
                  random_return=1.6, **_MUJOCO_OFF),
     LearningCase("ppo-halfcheetah", "ppo", "stable_baselines3:PPO", "HalfCheetah-v5", steps=300_000,
                  eval_every=25_000, zoo=_ZOO_PPO_HALFCHEETAH, normalize=True, random_return=-280.2),
     LearningCase("sac-halfcheetah", "sac", "stable_baselines3:SAC", "HalfCheetah-v5",
                  zoo={"learning_starts": 10_000}, random_return=-280.2, **_MUJOCO_OFF),
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RetiredCase:
+    """A case the ledger ran and dropped because its budget could not tell a learning implementation from a
+    broken one: both libraries stayed at the random policy's level. Its records stay in git (``commit``)."""
+
+    name: str
+    replaced_by: str
+    records: str  # what the records showed
+    commit: str  # a commit whose benchmarks/learning/results/<name>/ holds them
+
+
+RETIRED: list[RetiredCase] = [
+    RetiredCase("a2c-breakout", "a2c-seaquest",
+                "500k steps: final SB3 2.9 and 2.0 (seeds 0, 1), lit-sb3 2.3 (seed 0), random 1.7; the games "
+                "they trained on in the last interval averaged 1.7, 1.5 and 1.6.", "1f3a897"),
+    RetiredCase("dqn-pong", "dqn-roadrunner",
+                "100k steps: final SB3 -21.0, lit-sb3 -21.0 (seed 0), random -20.7; 6 of the two runs' 200 "
+                "evaluation games took a point.", "1f3a897"),
+    RetiredCase("qrdqn-breakout", "qrdqn-roadrunner",
+                "100k steps: final SB3 3.6, lit-sb3 1.2 (seed 0), random 1.7; both runs' evaluations moved "
+                "between 0.4 and 3.6 from point to point and their training games averaged 2.3 and 1.0.",
+                "1f3a897"),
 ]  # fmt: skip
 
 # CI-sized cases for the tests: never part of the ledger (``--next`` skips them).

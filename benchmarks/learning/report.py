@@ -36,7 +36,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from learning.cases import CASES, SEEDS, LearningCase  # noqa: E402
+from learning.cases import CASES, RETIRED, SEEDS, LearningCase  # noqa: E402
 
 LIBRARIES = ("sb3", "lit-sb3")
 LABELS = {"sb3": "SB3", "lit-sb3": "lit-sb3"}
@@ -233,6 +233,14 @@ def _train_cell(sb3: dict[str, Any] | None, lit: dict[str, Any] | None) -> str:
     return "–" if not (sb3 or lit) else f"{one(sb3)} / {one(lit)}"
 
 
+def record_cost(case: LearningCase, row: dict[str, Any]) -> tuple[float, bool]:
+    """CPU seconds of one record of ``case`` and whether they were measured on its records: the mean of the
+    two libraries' records once both have one, the ``COSTS`` estimate before."""
+    if row["sb3"] and row["lit-sb3"]:
+        return (row["sb3"]["cpu_seconds"] + row["lit-sb3"]["cpu_seconds"]) / 2, True
+    return case.cpu_s, False
+
+
 def _hyperparams(case: LearningCase) -> str:
     text = ", ".join(f"{k}={json.dumps(v)}" for k, v in case.hyperparams.items())
     return text.replace("|", "\\|")
@@ -352,27 +360,37 @@ def build(results: Path, out: Path) -> str:
         "",
         "## Cases",
         "",
-        "Budgets: Atari 100k agent steps (400k frames, the Atari-100k setting of Kaiser et al. 2019), A2C and "
-        "PPO on Breakout 500k (at 100k A2C learned nothing in either library: `ON_POLICY_ATARI` in cases.py); "
-        "MuJoCo SAC/TD3/TQC 100k steps, PPO 300k. Hyperparameters: rl-zoo3's entry "
-        "(`lit_sb3.tuned_hyperparameters(algo, env)`), changed only where stated. Cost: measured CPU minutes "
-        "of one record on one core (`benchmarks/learning/cost.py`, an upper bound: it times update steps only; "
-        "the 500k Breakout cases: their 100k records' CPU seconds x 5, +10 %).",
+        "Budgets: Atari 100k agent steps (400k frames, the Atari-100k setting of Kaiser et al. 2019), the "
+        "on-policy Atari cases 500k (at 100k neither A2C nor PPO left Breakout's random level: "
+        "`ON_POLICY_ATARI` in cases.py); MuJoCo SAC/TD3/TQC 100k steps, PPO 300k. Each Atari game was chosen "
+        "so that its budget separates a learning run from a random policy (retired cases below). "
+        "Hyperparameters: rl-zoo3's entry (`lit_sb3.tuned_hyperparameters(algo, env)`), changed only where "
+        "stated. Cost: CPU minutes of one record on one core, the mean of both libraries' records (estimates "
+        "from `COSTS` in cases.py, marked ~, until a case has a record of each).",
         "",
         "| case | budget | eval every | n_envs | random | cost (CPU-min/record) | hyperparameters "
         "| changed from rl-zoo3 |",
         "|---|--:|--:|--:|--:|--:|---|---|",
     ]
+    costs = {case.name: record_cost(case, table[case.name]) for case in CASES}
     for case in CASES:
-        cost = f"{case.cpu_s / 60:.0f}" if case.cpu_s else "–"
+        seconds, measured = costs[case.name]
+        cost = (f"{seconds / 60:.0f}" if measured else f"~{seconds / 60:.0f}") if seconds else "–"
         lines.append(
             f"| {case.name} | {case.steps:,} | {case.eval_every:,} | {case.n_envs} | {case.random_return:g} | {cost} "
             f"| {_hyperparams(case)}{', normalize' if case.normalize else ''} | {case.why or 'nothing'} |"
         )
-    total_cost = sum(case.cpu_s for case in CASES) * len(LIBRARIES) * len(SEEDS) / 3600
+    total_cost = sum(seconds for seconds, _ in costs.values()) * len(LIBRARIES) * len(SEEDS) / 3600
     lines += [
         "",
-        f"The whole ledger ({expected} records) costs about {total_cost:.1f} CPU-hours by these estimates.",
+        f"The whole ledger ({expected} records) costs about {total_cost:.1f} CPU-hours.",
+        "",
+        "Retired cases: their budget could not tell a learning run from a broken one (both libraries stayed at "
+        "the random level), so the ledger stopped running them; their records stay in git at the commit named.",
+        "",
+        "| retired case | replaced by | what its records showed | records at |",
+        "|---|---|---|---|",
+        *(f"| {r.name} | {r.replaced_by} | {r.records} | {r.commit} |" for r in RETIRED),
         "",
         "## Running it",
         "",

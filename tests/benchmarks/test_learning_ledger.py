@@ -187,6 +187,15 @@ def test_report_writes_table_curves_and_rliable_aggregate(learning: ModuleType, 
     low, high = aggregate["iqm_ci"]["SB3"]
     assert low <= aggregate["iqm"]["SB3"] <= high
     assert "| SB3 | " in text and "![performance profile]" in text
+    case_rows = {
+        line.split(" | ")[0].strip("| "): line
+        for line in text.split("## Cases")[1].splitlines()
+        if line.startswith("| ")
+    }
+    assert f"| {75 / 60:.0f} |" in case_rows[cases[0].name], "cost: the mean of SB3's 90 s and lit-sb3's 60 s"
+    assert f"| ~{cases[3].cpu_s / 60:.0f} |" in case_rows[cases[3].name], "one library only: the estimate"
+    for retired in learning.cases.RETIRED:
+        assert f"| {retired.name} | {retired.replaced_by} | " in text
 
 
 def test_records_of_an_older_evaluation_are_left_out_and_trained_again(
@@ -310,6 +319,9 @@ def test_cases_are_rl_zoo_entries_within_budget(learning: ModuleType) -> None:
         assert bool(tuned["data"].get("normalize", False)) == case.normalize, case.name
         assert not case.overrides or case.why, f"{case.name}: every override is explained"
         assert case.eval_points[-1] == case.steps and case.cpu_s > 0, case.name
+    names = {case.name for case in cases}
+    for retired in learning.cases.RETIRED:
+        assert retired.name not in names and retired.replaced_by in names, retired.name
     hours = sum(case.cpu_s for case in cases) * 2 * len(learning.cases.SEEDS) / 3600
     assert hours <= 30, f"the ledger costs {hours:.1f} CPU-hours"
 

@@ -211,7 +211,7 @@ COSTS: dict[str, dict[str, float]] = {
     "td3-halfcheetah": {"sb3": 1880, "lit-sb3": 1102},
     "sac-hopper": {"sb3": 1163, "lit-sb3": 1205},
     "dqn-roadrunner": {"sb3": 1520, "lit-sb3": 1300},  # pilot cut at 50k: 537 s; x2, +evaluations
-    "qrdqn-roadrunner": {"sb3": 2400, "lit-sb3": 1700},  # pilot cut at 25k: 353 s (17 ms/step)
+    "qrdqn-roadrunner": {"sb3": 2400, "lit-sb3": 1700},  # pilot cut at 50k: 753 s (16 ms/step)
     "tqc-walker2d": {"sb3": 2151, "lit-sb3": 1464},
     "ppo-halfcheetah": {"sb3": 467, "lit-sb3": 341},
     "sac-halfcheetah": {"sb3": 1303, "lit-sb3": 1092},
@@ -231,7 +231,8 @@ ON_POLICY_ATARI_WHY = (
 )
 # DQN and QR-DQN play Road Runner, where value-based agents leave the random level within the Atari-100k
 # budget: lit-sb3's pilot runs (seed 0, 2026-12-05, 5 games per point) scored DQN 400 at 25k and 1,360 at
-# 50k (training games 77 and 1,009), QR-DQN 940 at 25k (training games 268), against a random policy's 11.5.
+# 50k (training games 77 and 1,009), QR-DQN 940 and 1,260 (training games 268 and 573), against a random
+# policy's 11.5.
 _MUJOCO_OFF = dict(steps=100_000, eval_every=10_000)
 
 CASES: list[LearningCase] = [

@@ -34,6 +34,7 @@ from lit_sb3_core.foundation.spaces import (
     space_to_json,
     to_numpy,
 )
+from lit_sb3_core.nets.torch_layers import evaluation_mode
 
 __all__ = ["PolicyAPI", "PolicyNetwork", "PolicyPart"]
 
@@ -211,13 +212,8 @@ class PolicyAPI:
         """``compute(obs_tensor)`` (actions in the env's bounds) as the env takes them, ``network`` in eval
         mode and without gradients; one observation gives one action (0-d for Discrete, as SB3's)."""
         obs, vectorized = self.obs_to_tensor(observation)
-        was_training = network.training
-        network.train(False)
-        try:
-            with torch.no_grad():
-                actions = self._env_actions(to_numpy(compute(obs)))
-        finally:
-            network.train(was_training)
+        with evaluation_mode(network), torch.no_grad():
+            actions = self._env_actions(to_numpy(compute(obs)))
         return actions if vectorized else actions[0, ...]
 
     def _env_actions(self, array: np.ndarray) -> np.ndarray:

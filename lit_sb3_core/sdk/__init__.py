@@ -126,6 +126,7 @@ from lit_sb3_core.nets.torch_layers import (
     MlpExtractor,
     NatureCNN,
     NetArch,
+    evaluation_mode,
 )
 from lit_sb3_core.registry.names import resolve_named_class
 from lit_sb3_core.sb3.callbacks import RLCallback
@@ -262,6 +263,7 @@ __all__ = [  # noqa: RUF022 -- grouped by topic, with comments, on purpose
     "RLTrainer",
     "RLEnvDataModule",
     "evaluate_policy",
+    "evaluation_mode",
     "load",
     "tuned_hyperparameters",
     # export (RLAlgorithm.export_policy_module)

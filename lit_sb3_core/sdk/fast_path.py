@@ -17,7 +17,6 @@ profiler, DDP or a precision plugin that needs Lightning) the algorithm takes Li
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, cast
@@ -36,7 +35,7 @@ from lit_sb3_core.engine.lightning_internals import (
     trainer_profiler,
 )
 from lit_sb3_core.nets.fast_matmul import routed
-from lit_sb3_core.nets.torch_layers import hook_free, ignores_training_mode
+from lit_sb3_core.nets.torch_layers import hook_free, reads_training_mode
 from lit_sb3_core.sdk.direct_steps import direct_step
 from lit_sb3_core.sdk.optimization import Optimization, clip_grad_norm, precision_is_plain
 
@@ -77,9 +76,9 @@ class FastPath(Optimization):
         # settings once and replay them. Modules whose forward ignores the mode are left alone.
         policy = self.require_policy()
         policy.train(False)
-        eval_flags = [(m, m.training) for m in policy.modules() if _reads_mode(m)]
+        eval_flags = [(m, m.training) for m in policy.modules() if reads_training_mode(m)]
         policy.train(True)
-        train_flags = [(m, m.training) for m in policy.modules() if _reads_mode(m)]
+        train_flags = [(m, m.training) for m in policy.modules() if reads_training_mode(m)]
         self._mode_flags = {False: eval_flags, True: train_flags}
         self._plain_steps = self._lightning_steps_are_plain()
         self._training_now = True
@@ -179,38 +178,3 @@ def plain_calls(module: nn.Module) -> Iterator[None]:
     finally:
         for m in switched:
             cast(Any, m).plain_calls = False
-
-
-@functools.cache
-def _mode_free_modules() -> frozenset[type]:
-    """torch's module types whose forward ignores ``training`` (no dropout, no batch statistics); lit-sb3's
-    networks declare it themselves (``mode_free``, see ``lit_sb3_core.nets.torch_layers``)."""
-    from torch import nn
-
-    return frozenset(
-        {
-            nn.Linear,
-            nn.Conv2d,
-            nn.Sequential,
-            nn.ModuleDict,
-            nn.ModuleList,
-            nn.Flatten,
-            nn.Identity,
-            nn.ReLU,
-            nn.Tanh,
-            nn.ELU,
-            nn.LeakyReLU,
-            nn.GELU,
-            nn.SiLU,
-            nn.SELU,
-            nn.Sigmoid,
-            nn.Softplus,
-            nn.LayerNorm,
-        }
-    )
-
-
-def _reads_mode(module: nn.Module) -> bool:
-    """Whether ``module``'s forward may depend on its ``training`` flag (the flag must then be set)."""
-    cls = type(module)
-    return cls not in _mode_free_modules() and not ignores_training_mode(cls)

@@ -19,6 +19,7 @@ from lit_sb3_core.foundation.spaces import (
     obs_to_tensor,
     to_numpy,
 )
+from lit_sb3_core.nets.torch_layers import evaluation_mode
 
 if TYPE_CHECKING:
     from lit_sb3_core.sdk.part import AlgorithmPart
@@ -43,14 +44,9 @@ class Prediction:
         algorithm = self.algorithm
         policy: Any = algorithm.require_policy()  # an SDK policy: predict_actions(obs, deterministic)
         obs, single = self.batch_observation(observation)
-        was_training = policy.training
-        policy.train(False)
-        try:
-            with torch.no_grad():
-                obs_tensor = algorithm.normalizers.obs(obs_to_tensor(obs, algorithm.device))
-                actions = policy.predict_actions(obs_tensor, deterministic)
-        finally:
-            policy.train(was_training)
+        with evaluation_mode(policy), torch.no_grad():
+            obs_tensor = algorithm.normalizers.obs(obs_to_tensor(obs, algorithm.device))
+            actions = policy.predict_actions(obs_tensor, deterministic)
         return self.unbatch_actions(actions, single), state
 
     def batch_observation(self, observation: Any) -> tuple[Any, bool]:

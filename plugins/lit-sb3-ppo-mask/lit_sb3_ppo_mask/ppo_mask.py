@@ -23,7 +23,15 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 
 from lit_sb3_core.errors import ConfigurationError, UnsupportedSpaceError
-from lit_sb3_core.sdk import CompileChoice, PolicyModule, Schedule, check_bool, describe_space, obs_to_tensor
+from lit_sb3_core.sdk import (
+    CompileChoice,
+    PolicyModule,
+    Schedule,
+    check_bool,
+    describe_space,
+    evaluation_mode,
+    obs_to_tensor,
+)
 from lit_sb3_ppo.ppo import PPO
 from lit_sb3_ppo_mask.action_masks import MASK_METHOD, get_action_masks, is_masking_supported
 from lit_sb3_ppo_mask.buffers import MaskableRolloutBatch, MaskableRolloutBuffer
@@ -255,14 +263,9 @@ class MaskablePPO(PPO):
         policy = self.require_policy()
         obs, single = self.prediction.batch_observation(observation)
         masks = torch.as_tensor(np.asarray(action_masks, dtype=bool), device=self.device)
-        was_training = policy.training
-        policy.train(False)
-        try:
-            with torch.no_grad():
-                obs_tensor = self.normalizers.obs(obs_to_tensor(obs, self.device))
-                actions = policy.predict_actions(obs_tensor, deterministic, action_masks=masks)
-        finally:
-            policy.train(was_training)
+        with evaluation_mode(policy), torch.no_grad():
+            obs_tensor = self.normalizers.obs(obs_to_tensor(obs, self.device))
+            actions = policy.predict_actions(obs_tensor, deterministic, action_masks=masks)
         return self.prediction.unbatch_actions(actions, single), state
 
     def export_policy_module(self) -> PolicyModule:

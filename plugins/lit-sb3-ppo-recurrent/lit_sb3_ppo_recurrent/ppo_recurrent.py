@@ -33,7 +33,14 @@ import numpy as np
 import torch
 
 from lit_sb3_core.errors import ConfigurationError
-from lit_sb3_core.sdk import CompileChoice, CompiledStep, PolicyModule, Schedule, obs_to_tensor
+from lit_sb3_core.sdk import (
+    CompileChoice,
+    CompiledStep,
+    PolicyModule,
+    Schedule,
+    evaluation_mode,
+    obs_to_tensor,
+)
 from lit_sb3_ppo.ppo import PPO
 from lit_sb3_ppo_recurrent import envs as _envs  # noqa: F401  (registers the *NoVel env ids)
 from lit_sb3_ppo_recurrent.buffers import RecurrentRolloutBatch, RecurrentRolloutBuffer
@@ -312,16 +319,9 @@ class RecurrentPPO(PPO):
                     f"episode_start has {flags.size} flags for {n_envs} observation(s): pass one per env."
                 )
             starts = torch.as_tensor(flags, device=self.device)
-        was_training = policy.training
-        policy.train(False)
-        try:
-            with torch.no_grad():
-                obs_tensor = self.normalizers.obs(obs_to_tensor(obs, self.device))
-                actions, (hidden, cell) = policy.predict_actions(
-                    obs_tensor, lstm_state, starts, deterministic
-                )
-        finally:
-            policy.train(was_training)
+        with evaluation_mode(policy), torch.no_grad():
+            obs_tensor = self.normalizers.obs(obs_to_tensor(obs, self.device))
+            actions, (hidden, cell) = policy.predict_actions(obs_tensor, lstm_state, starts, deterministic)
         return self.prediction.unbatch_actions(actions, single), (hidden.cpu().numpy(), cell.cpu().numpy())
 
     def export_policy_module(self) -> PolicyModule:

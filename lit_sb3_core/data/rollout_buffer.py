@@ -51,7 +51,9 @@ def _store(row: Any, value: Any) -> None:
 def _flat_index(storage: Any, idx: torch.Tensor | slice) -> Any:
     if isinstance(storage, dict):
         return {key: _flat_index(sub, idx) for key, sub in storage.items()}
-    return storage.reshape(-1, *storage.shape[2:])[idx]
+    flat = storage.reshape(-1, *storage.shape[2:])
+    # index_select copies whole rows; advanced indexing gathers element by element (Atari frames: 20x slower)
+    return flat[idx] if isinstance(idx, slice) else flat.index_select(0, idx)
 
 
 def _slice(field: Any, rows: slice) -> Any:

@@ -162,7 +162,11 @@ class ObsPreprocessor:
             if self.transpose:
                 last = obs.dim() - 1  # positive axes: ONNX's Transpose takes no negative ones
                 obs = obs.movedim(last, last - 2)
-            return obs.float() / 255.0 if self.scale else obs.float()
+            as_float = obs.float()
+            if not self.scale:
+                return as_float
+            # a new tensor (uint8 frames) is scaled in place: the same values, one pass less over a minibatch
+            return as_float.div_(255.0) if as_float is not obs else as_float / 255.0
         if kind == "discrete":
             index = obs.long().reshape(-1)
             return F.one_hot(index - self.start if self.start else index, self.n).float()

@@ -18,7 +18,9 @@ class DropoutExtractor(BaseFeaturesExtractor):
 
     def __init__(self, observation_space: spaces.Space, features_dim: int = 32) -> None:
         super().__init__(observation_space, features_dim)
-        self.net = nn.Sequential(nn.Linear(int(np.prod(observation_space.shape)), features_dim), nn.Dropout(0.5))
+        self.net = nn.Sequential(
+            nn.Linear(int(np.prod(observation_space.shape)), features_dim), nn.Dropout(0.5)
+        )
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         return self.net(observations.flatten(1))

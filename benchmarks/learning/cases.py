@@ -226,8 +226,8 @@ _ATARI = dict(steps=100_000, eval_every=10_000, policy="CnnPolicy", atari=True)
 # trained on averaged 91, 232, 291 and 360, against a random policy's 68.4.
 ON_POLICY_ATARI = dict(_ATARI, steps=500_000, eval_every=50_000)
 ON_POLICY_ATARI_WHY = (
-    "budget 100k -> 500k agent steps: at 100k neither A2C nor PPO left Breakout's random level in either "
-    "library (A2C SB3 1.4, lit-sb3 1.9; PPO SB3 3.5; random 1.7)."
+    "budget 100k -> 500k agent steps, as for every on-policy Atari case: at 100k neither A2C nor PPO left "
+    "Breakout's random level in either library (A2C SB3 1.4, lit-sb3 1.9; PPO SB3 3.5; random 1.7)."
 )
 # DQN and QR-DQN play Road Runner, where value-based agents leave the random level within the Atari-100k
 # budget: lit-sb3's pilot runs (seed 0, 2026-12-05, 5 games per point) scored DQN 400 at 25k and 1,360 at

@@ -345,3 +345,14 @@ def test_an_evaluation_leaves_trainings_random_streams_where_they_were(learning:
     assert torch.equal(after[0], untouched[0])
     assert np.array_equal(after[1], untouched[1])
     assert after[2] == untouched[2]
+
+
+def test_constant_policies_score_every_action_over_whole_games(learning: ModuleType) -> None:
+    """The degenerate-policy floor: one whole Breakout game per held action (short games: ~2 s)."""
+    _needs("ale_py")
+    import learning.constant_policies as constant_policies
+
+    scores = constant_policies.constant_scores("Breakout", games=1)
+    assert list(scores) == ["NOOP", "FIRE", "RIGHT", "LEFT"]
+    assert all(score >= 0.0 for score in scores.values())
+    assert constant_policies.constant_scores("Breakout", games=1) == scores, "seeded: the same games again"

@@ -63,6 +63,10 @@ class LearningCase:
             published reference scores, Atari from the DQN / Atari-100k tables (Breakout 1.7, Seaquest 68.4,
             Road Runner 11.5),
             MuJoCo D4RL's random-policy references (Hopper -20.3, HalfCheetah -280.2, Walker2d 1.6).
+        held_action_return: Atari only: the best mean score of one action held for whole games, evaluated as
+            the ledger evaluates (``constant_policies.py``, 10 games per action). A curve that stays near it
+            may be a policy collapsed onto one good button rather than one that learned the game; on Road
+            Runner it is far above the random policy's.
     """
 
     name: str
@@ -80,6 +84,7 @@ class LearningCase:
     normalize: bool = False
     eval_episodes: int = 10
     random_return: float = 0.0
+    held_action_return: float | None = None
 
     @property
     def hyperparams(self) -> dict[str, Any]:
@@ -201,17 +206,15 @@ _ATARI_REPLAY_WHY = (
 
 # CPU seconds of one record per library on one core of this 2-core AMD machine, shared with other work
 # (``report.py`` replaces them with a case's own records' CPU seconds once it has a record of each library).
-# The seed-0 records of 2026-12-02..05 where a case has them; for the cases that replaced retired ones on
-# 2026-12-05, lit-sb3's pilot run of the case (the same run as a record's, cut where noted) and SB3 scaled by
-# the CPU-time ratio of the retired case's seed-0 records (A2C 1.11, DQN 1.17, QR-DQN 1.41).
+# The seed-0 records of 2026-12-02..05.
 COSTS: dict[str, dict[str, float]] = {
-    "a2c-seaquest": {"sb3": 1260, "lit-sb3": 1135},  # pilot 1,014 s with 20 evaluation games, +5 s per game
+    "a2c-seaquest": {"sb3": 1161, "lit-sb3": 1072},
     "ppo-breakout": {"sb3": 4127, "lit-sb3": 4257},
     "ppo-hopper": {"sb3": 340, "lit-sb3": 390},
     "td3-halfcheetah": {"sb3": 1880, "lit-sb3": 1102},
     "sac-hopper": {"sb3": 1163, "lit-sb3": 1205},
-    "dqn-roadrunner": {"sb3": 1520, "lit-sb3": 1300},  # pilot cut at 50k: 537 s; x2, +evaluations
-    "qrdqn-roadrunner": {"sb3": 2400, "lit-sb3": 1700},  # pilot cut at 50k: 753 s (16 ms/step)
+    "dqn-roadrunner": {"sb3": 1436, "lit-sb3": 1291},
+    "qrdqn-roadrunner": {"sb3": 2477, "lit-sb3": 1748},  # the records with target_update_interval 10k
     "tqc-walker2d": {"sb3": 2151, "lit-sb3": 1464},
     "ppo-halfcheetah": {"sb3": 467, "lit-sb3": 341},
     "sac-halfcheetah": {"sb3": 1303, "lit-sb3": 1092},
@@ -232,19 +235,25 @@ ON_POLICY_ATARI_WHY = (
 # DQN and QR-DQN play Road Runner, where value-based agents leave the random level within the Atari-100k
 # budget: lit-sb3's pilot runs (seed 0, 2026-12-05, 5 games per point) scored DQN 400 at 25k and 1,360 at
 # 50k (training games 77 and 1,009), QR-DQN 940 and 1,260 (training games 268 and 573), against a random
-# policy's 11.5. Caveat found after the switch (``constant_policies.py``): holding a leftward action scores
-# 400-1,600 on Road Runner, so that, not 11.5, is the floor a learning run must clear. DQN's seed-0 runs
-# end at 2,280 and 2,770 (training games 2,964 and 2,429); QR-DQN's SB3 seed 0 hovered near 1,000 and ended at
-# 260, which does not clear it: QR-DQN's case needs another game or budget (a pilot against this floor).
+# policy's 11.5. Caveat found after the switch (``constant_policies.py``): a held leftward action scores far
+# more than 11.5, and that is the floor a learning run must clear. Over 10 games per action (2026-12-06):
+# LEFT 1,020, UPLEFTFIRE 960, UPLEFT 930, LEFTFIRE 850 (Seaquest's best DOWNFIRE 220, Breakout's RIGHT 4.5).
+# DQN's seed-0 runs end at 2,280 and 2,770 (training games 2,964 and 2,429).
+# Until 2026-12-06 qrdqn-roadrunner ran with QR-DQN's default target_update_interval of 10k (9 target updates
+# in the budget); its seed-0 records (commit 4810bdd) did not clear that floor: SB3 hovered near 1,000 and
+# ended at 260 (training games 126), lit-sb3 ended at 920 (training games 884). It now updates the target
+# every 1k steps, as rl-zoo3's DQN entry does.
+ROAD_RUNNER_HELD = 1_020.0
 _MUJOCO_OFF = dict(steps=100_000, eval_every=10_000)
 
 CASES: list[LearningCase] = [
     LearningCase("a2c-seaquest", "a2c", "stable_baselines3:A2C", "SeaquestNoFrameskip-v4", zoo=_ZOO_A2C_ATARI,
-                 n_envs=16, random_return=68.4, why=ON_POLICY_ATARI_WHY, **ON_POLICY_ATARI),
+                 n_envs=16, random_return=68.4, held_action_return=220.0, why=ON_POLICY_ATARI_WHY,
+                 **ON_POLICY_ATARI),
     LearningCase("ppo-hopper", "ppo", "stable_baselines3:PPO", "Hopper-v5", steps=300_000, eval_every=25_000,
                  zoo=_ZOO_PPO_HOPPER, normalize=True, random_return=-20.3),
     LearningCase("ppo-breakout", "ppo", "stable_baselines3:PPO", "BreakoutNoFrameskip-v4", zoo=_ZOO_PPO_ATARI,
-                 n_envs=8, random_return=1.7, why=ON_POLICY_ATARI_WHY, **ON_POLICY_ATARI),
+                 n_envs=8, random_return=1.7, held_action_return=4.5, why=ON_POLICY_ATARI_WHY, **ON_POLICY_ATARI),
     LearningCase("td3-halfcheetah", "td3", "stable_baselines3:TD3", "HalfCheetah-v5", zoo=_ZOO_TD3_MUJOCO,
                  random_return=-280.2, **_MUJOCO_OFF),
     LearningCase("sac-hopper", "sac", "stable_baselines3:SAC", "Hopper-v5", zoo={"learning_starts": 10_000},
@@ -252,12 +261,16 @@ CASES: list[LearningCase] = [
     LearningCase("dqn-roadrunner", "dqn", "stable_baselines3:DQN", "RoadRunnerNoFrameskip-v4", zoo=_ZOO_DQN_ATARI,
                  overrides={**_ATARI_REPLAY, "learning_starts": 5_000},
                  why=_ATARI_REPLAY_WHY + "learning_starts 100k -> 5k (the whole budget otherwise).",
-                 random_return=11.5, **_ATARI),
+                 random_return=11.5, held_action_return=ROAD_RUNNER_HELD, **_ATARI),
     LearningCase("qrdqn-roadrunner", "qrdqn", "sb3_contrib:QRDQN", "RoadRunnerNoFrameskip-v4", zoo=_ZOO_QRDQN_ATARI,
-                 overrides={**_ATARI_REPLAY, "learning_starts": 5_000, "exploration_fraction": 0.1},
+                 overrides={**_ATARI_REPLAY, "learning_starts": 5_000, "exploration_fraction": 0.1,
+                            "target_update_interval": 1_000},
                  why=_ATARI_REPLAY_WHY + "learning_starts 50k -> 5k; exploration_fraction 0.025 -> 0.1 "
-                     "(0.025 of 100k ends exploration before learning starts; 0.1 = DQN's 10k steps).",
-                 random_return=11.5, **_ATARI),
+                     "(0.025 of 100k ends exploration before learning starts; 0.1 = DQN's 10k steps); "
+                     "target_update_interval 10k (QR-DQN's default, made for 10M steps) -> 1k, DQN's rl-zoo3 "
+                     "value (10k leaves 9 target updates in the budget: both seed-0 runs at 10k ended below "
+                     "the score of a held leftward action, 1,020).",
+                 random_return=11.5, held_action_return=ROAD_RUNNER_HELD, **_ATARI),
     LearningCase("tqc-walker2d", "tqc", "sb3_contrib:TQC", "Walker2d-v5", zoo={"learning_starts": 10_000},
                  random_return=1.6, **_MUJOCO_OFF),
     LearningCase("ppo-halfcheetah", "ppo", "stable_baselines3:PPO", "HalfCheetah-v5", steps=300_000,

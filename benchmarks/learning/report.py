@@ -155,6 +155,10 @@ def plot_curve(case: LearningCase, libraries: dict[str, list[dict[str, Any]]], p
         if len(records) > 1:
             ax.fill_between(steps, bands[:, 0], bands[:, 1], color=COLORS[library], alpha=0.2)
     ax.axhline(case.random_return, color="grey", linestyle=":", linewidth=1, label="random policy")
+    if case.held_action_return is not None:
+        ax.axhline(
+            case.held_action_return, color="grey", linestyle="--", linewidth=1, label="best held action"
+        )
     ax.set_title(f"{case.algo.upper()} on {case.env}")
     ax.set_xlabel("environment steps" + (" (agent steps, x4 frames)" if case.atari else ""))
     how = "det. episodes" if case.eval_deterministic else "games, sampled actions"
@@ -365,20 +369,25 @@ def build(results: Path, out: Path) -> str:
         "`ON_POLICY_ATARI` in cases.py); MuJoCo SAC/TD3/TQC 100k steps, PPO 300k. Each Atari game was chosen "
         "so that its budget separates a learning run from a random policy (retired cases below). "
         "Hyperparameters: rl-zoo3's entry (`lit_sb3.tuned_hyperparameters(algo, env)`), changed only where "
-        "stated. Cost: CPU minutes of one record on one core, the mean of both libraries' records (estimates "
+        "stated. Best held action (Atari): the best mean score of one action held for whole games, evaluated "
+        "as the ledger evaluates (`constant_policies.py`, 10 games per action), the dashed line on the curves: "
+        "a curve near it may be a policy collapsed onto one good button, not one that learned the game. "
+        "Cost: CPU minutes of one record on one core, the mean of both libraries' records (estimates "
         "from `COSTS` in cases.py, marked ~, until a case has a record of each).",
         "",
-        "| case | budget | eval every | n_envs | random | cost (CPU-min/record) | hyperparameters "
-        "| changed from rl-zoo3 |",
-        "|---|--:|--:|--:|--:|--:|---|---|",
+        "| case | budget | eval every | n_envs | random | best held action | cost (CPU-min/record) "
+        "| hyperparameters | changed from rl-zoo3 |",
+        "|---|--:|--:|--:|--:|--:|--:|---|---|",
     ]
     costs = {case.name: record_cost(case, table[case.name]) for case in CASES}
     for case in CASES:
         seconds, measured = costs[case.name]
         cost = (f"{seconds / 60:.0f}" if measured else f"~{seconds / 60:.0f}") if seconds else "–"
+        held = "–" if case.held_action_return is None else f"{case.held_action_return:,.0f}"
         lines.append(
-            f"| {case.name} | {case.steps:,} | {case.eval_every:,} | {case.n_envs} | {case.random_return:g} | {cost} "
-            f"| {_hyperparams(case)}{', normalize' if case.normalize else ''} | {case.why or 'nothing'} |"
+            f"| {case.name} | {case.steps:,} | {case.eval_every:,} | {case.n_envs} | {case.random_return:g} "
+            f"| {held} | {cost} | {_hyperparams(case)}{', normalize' if case.normalize else ''} "
+            f"| {case.why or 'nothing'} |"
         )
     total_cost = sum(seconds for seconds, _ in costs.values()) * len(LIBRARIES) * len(SEEDS) / 3600
     lines += [

@@ -187,13 +187,17 @@ def test_report_writes_table_curves_and_rliable_aggregate(learning: ModuleType, 
     low, high = aggregate["iqm_ci"]["SB3"]
     assert low <= aggregate["iqm"]["SB3"] <= high
     assert "| SB3 | " in text and "![performance profile]" in text
-    cost_cells = {  # the Cases table's cost column (the sixth), by case name
-        cells[0]: cells[5]
+    case_rows = {  # the Cases table's cells, by case name
+        cells[0]: cells
         for line in text.split("## Cases")[1].splitlines()
-        if line.startswith("| ") and len(cells := [c.strip() for c in line.strip("|").split("|")]) > 5
+        if line.startswith("| ") and len(cells := [c.strip() for c in line.strip("|").split("|")]) > 6
     }
-    assert cost_cells[cases[0].name] == f"{75 / 60:.0f}", "cost: the mean of SB3's 90 s and lit-sb3's 60 s"
-    assert cost_cells[cases[3].name] == f"~{cases[3].cpu_s / 60:.0f}", "one library only: the estimate"
+    cost = {name: cells[6] for name, cells in case_rows.items()}  # the seventh column
+    assert cost[cases[0].name] == f"{75 / 60:.0f}", "cost: the mean of SB3's 90 s and lit-sb3's 60 s"
+    assert cost[cases[3].name] == f"~{cases[3].cpu_s / 60:.0f}", "one library only: the estimate"
+    for case in cases:  # the best held action, the sixth column: Atari cases only
+        held = case.held_action_return
+        assert case_rows[case.name][5] == ("–" if held is None else f"{held:,.0f}"), case.name
     for retired in learning.cases.RETIRED:
         assert f"| {retired.name} | {retired.replaced_by} | " in text
 
@@ -307,6 +311,8 @@ def test_cases_are_rl_zoo_entries_within_budget(learning: ModuleType) -> None:
     mujoco = {case.algo for case in cases if not case.atari}
     assert {"ppo", "a2c", "dqn", "qrdqn"} <= atari and {"sac", "td3", "tqc", "ppo"} <= mujoco
     assert len([case for case in cases if case.atari]) >= 4 and len(mujoco) >= 4
+    for case in cases:  # a collapsed-policy floor beside every Atari curve, none where it means nothing
+        assert (case.held_action_return is not None) == case.atari, case.name
     missing = sorted({case.algo for case in cases} - set(lit_sb3.list_algos()))
     if missing:
         pytest.skip(f"lit-sb3 plugins not installed: {missing}")

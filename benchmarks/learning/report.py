@@ -36,7 +36,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from learning.cases import CASES, RETIRED, SEEDS, LearningCase  # noqa: E402
+from learning.cases import CASES, CHEAP_CPU_S, CHEAP_SEEDS, RETIRED, SEEDS, LearningCase  # noqa: E402
 
 LIBRARIES = ("sb3", "lit-sb3")
 LABELS = {"sb3": "SB3", "lit-sb3": "lit-sb3"}
@@ -181,7 +181,9 @@ def aggregate(table: dict[str, dict[str, Any]], out: Path) -> dict[str, Any] | N
     }
     if not both:
         return None
-    n = max(both.values())  # as many seeds as any case has for both libraries, over the cases that have them
+    # As many seeds as any case has for both libraries, up to the ledger's n (a cheap case's fourth and fifth
+    # seeds stay out: rliable wants as many runs of every case), over the cases that have them.
+    n = min(max(both.values()), len(SEEDS))
     usable = [name for name, seeds in both.items() if seeds >= n]
     scores = {
         library: np.array([[table[c]["normalized"][library][i] for c in usable] for i in range(n)])
@@ -272,7 +274,8 @@ def build(results: Path, out: Path) -> str:
             plot_curve(case, libraries, out / "curves" / f"{case.name}.png")
     agg = aggregate(table, out / "curves")
     total = sum(len(v) for libs in records.values() for v in libs.values())
-    expected = len(CASES) * len(LIBRARIES) * len(SEEDS)
+    expected = sum(len(case.seeds) for case in CASES) * len(LIBRARIES)
+    cheap = [case.name for case in CASES if len(case.seeds) > len(SEEDS)]
     lines = [
         "# Learning ledger: lit-sb3 beside SB3 on Atari and MuJoCo",
         "",
@@ -286,7 +289,9 @@ def build(results: Path, out: Path) -> str:
         "`VecFrameStack(4)`, lit-sb3 `RLEnvDataModule(atari=True)`.",
         "",
         f"**Records: {total} of {expected}** ({len(CASES)} cases x {len(LIBRARIES)} libraries x {len(SEEDS)} "
-        "seeds). Cells marked *partial* have fewer than 3 seeds; their intervals are not yet meaningful.",
+        f"seeds, {len(CHEAP_SEEDS)} for the cases that cost at most {CHEAP_CPU_S / 60:.0f} CPU-minutes a record: "
+        f"{', '.join(cheap) or 'none'}). Cells marked *partial* have fewer than {len(SEEDS)} seeds; their "
+        "intervals are not yet meaningful.",
         "",
     ]
     if stale:
@@ -350,8 +355,8 @@ def build(results: Path, out: Path) -> str:
             "reference scores, Atari from the DQN tables, MuJoCo D4RL's), 1 = SB3's mean "
             "final score on that case in this ledger (where SB3 is not above random: the best run of the case). "
             f"Over {len(agg['cases'])} case(s) with {agg['seeds_per_case']} seed(s) each ({', '.join(agg['cases'])}: "
-            "the cases with the most seeds for both libraries, their lowest seeds); stratified bootstrap, 2,000 "
-            "resamples.",
+            f"the cases with the most seeds for both libraries, up to {len(SEEDS)}, their lowest seeds); "
+            "stratified bootstrap, 2,000 resamples.",
             "",
             "| library | IQM | 95 % CI |",
             "|---|--:|---|",
@@ -389,7 +394,7 @@ def build(results: Path, out: Path) -> str:
             f"| {held} | {cost} | {_hyperparams(case)}{', normalize' if case.normalize else ''} "
             f"| {case.why or 'nothing'} |"
         )
-    total_cost = sum(seconds for seconds, _ in costs.values()) * len(LIBRARIES) * len(SEEDS) / 3600
+    total_cost = sum(costs[case.name][0] * len(case.seeds) for case in CASES) * len(LIBRARIES) / 3600
     lines += [
         "",
         f"The whole ledger ({expected} records) costs about {total_cost:.1f} CPU-hours.",

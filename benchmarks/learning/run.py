@@ -46,7 +46,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # benchmarks/: the ``suite`` and ``learning`` packages
 
-from learning.cases import CASES, SEEDS, LearningCase, by_name  # noqa: E402
+from learning.cases import CASES, LearningCase, by_name  # noqa: E402
 
 LIBRARIES = ("sb3", "lit-sb3")
 RESULTS = HERE / "results"
@@ -73,8 +73,16 @@ def scratch_dir(case: str, library: str, seed: int, until: int | None = None) ->
 
 def ledger_order() -> list[tuple[str, str, int]]:
     """Every record of the ledger in ``--next`` order: seed by seed (so the first pass covers every case
-    once), cases cheapest family first (``CASES`` order), the two libraries of a pair back to back."""
-    return [(case.name, library, seed) for seed in SEEDS for case in CASES for library in LIBRARIES]
+    once, and a cheap case's fourth and fifth seeds come after every case's third), cases cheapest family
+    first (``CASES`` order), the two libraries of a pair back to back."""
+    seeds = sorted({seed for case in CASES for seed in case.seeds})
+    return [
+        (case.name, library, seed)
+        for seed in seeds
+        for case in CASES
+        if seed in case.seeds
+        for library in LIBRARIES
+    ]
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -124,7 +124,10 @@ def test_next_takes_the_first_missing_record_and_skips_failed_ones(
     monkeypatch.setattr(run, "RESULTS", tmp_path / "results")
     monkeypatch.setattr(run, "SCRATCH", tmp_path / "scratch")
     order = run.ledger_order()
-    assert len(order) == len(learning.cases.CASES) * 2 * 3
+    assert len(order) == sum(len(case.seeds) for case in learning.cases.CASES) * 2
+    assert len(set(order)) == len(order)
+    first_extra = next(i for i, (_, _, seed) in enumerate(order) if seed >= 3)
+    assert {seed for _, _, seed in order[:first_extra]} == {0, 1, 2}, "every case's 3 seeds before any 4th"
     assert order[0][2] == order[1][2] == 0 and {order[0][1], order[1][1]} == {"sb3", "lit-sb3"}
     assert {case for case, _, seed in order if seed == 0} == {case.name for case in learning.cases.CASES}
     assert run.next_missing() == order[0]
@@ -161,18 +164,21 @@ def test_report_writes_table_curves_and_rliable_aggregate(learning: ModuleType, 
 
     cases = learning.cases.CASES
     results = tmp_path / "results"
-    for case in cases[:3]:  # complete: 3 seeds per library; lit-sb3 far below SB3 on the third
-        for seed in range(3):
+    assert len(cases[1].seeds) == 5, "the second case is a cheap one"
+    for case in cases[:3]:  # complete: 3 seeds per library (5 for the cheap one); lit-sb3 below on the third
+        for seed in case.seeds:
             _synthetic(results, case, "sb3", seed, 10.0)
             _synthetic(results, case, "lit-sb3", seed, 10.0 if case is not cases[2] else 2.0)
     _synthetic(results, cases[3], "sb3", 0, 10.0)  # partial: one seed, one library
     text = report.build(results, tmp_path / "out")
 
     assert text == (tmp_path / "out" / "README.md").read_text()
-    assert "**Records: 19 of 60**" in text
+    expected = 2 * sum(len(case.seeds) for case in cases)
+    assert f"**Records: 23 of {expected}**" in text and expected > 2 * 3 * len(cases)
     results_table = text.split("## Aggregate")[0].splitlines()
     rows = {line.split(" | ")[0].strip("| "): line for line in results_table if line.startswith("| ")}
     assert "within noise" in rows[cases[0].name] and "(n=3)" in rows[cases[0].name]
+    assert "(n=5)" in rows[cases[1].name]
     assert "**lit-sb3 below**" in rows[cases[2].name]
     assert "1.50x" in rows[cases[0].name], "CPU-time ratio: SB3's 90 s over lit-sb3's 60 s"
     assert "(n=1 *partial*)" in rows[cases[3].name] and rows[cases[3].name].count("–") >= 3
@@ -182,7 +188,8 @@ def test_report_writes_table_curves_and_rliable_aggregate(learning: ModuleType, 
     assert (tmp_path / "out" / "curves" / "performance-profile.png").read_bytes().startswith(PNG_SIGNATURE)
     summary = json.loads((tmp_path / "out" / "aggregate.json").read_text())
     aggregate = summary["aggregate"]
-    assert aggregate["cases"] == [case.name for case in cases[:3]] and aggregate["seeds_per_case"] == 3
+    assert aggregate["cases"] == [case.name for case in cases[:3]], "the 5-seed case counts with 3 seeds"
+    assert aggregate["seeds_per_case"] == 3
     assert aggregate["iqm"]["lit-sb3"] < aggregate["iqm"]["SB3"]
     low, high = aggregate["iqm_ci"]["SB3"]
     assert low <= aggregate["iqm"]["SB3"] <= high
@@ -328,7 +335,10 @@ def test_cases_are_rl_zoo_entries_within_budget(learning: ModuleType) -> None:
     names = {case.name for case in cases}
     for retired in learning.cases.RETIRED:
         assert retired.name not in names and retired.replaced_by in names, retired.name
-    hours = sum(case.cpu_s for case in cases) * 2 * len(learning.cases.SEEDS) / 3600
+    for case in cases:  # five seeds where a record is cheap, three elsewhere
+        cheap = case.cpu_s <= learning.cases.CHEAP_CPU_S
+        assert case.seeds == (learning.cases.CHEAP_SEEDS if cheap else learning.cases.SEEDS), case.name
+    hours = sum(case.cpu_s * len(case.seeds) for case in cases) * 2 / 3600
     assert hours <= 30, f"the ledger costs {hours:.1f} CPU-hours"
 
 

@@ -121,6 +121,13 @@ def _verdict(sb3: dict[str, Any] | None, lit: dict[str, Any] | None) -> str:
     return "within noise"
 
 
+def _held(case: LearningCase, sb3: dict[str, Any] | None, lit: dict[str, Any] | None) -> bool:
+    """Whether neither library's mean final score is above the case's best held action: a policy stuck
+    on one button scores as much, so the case does not (yet) show learning."""
+    held = case.held_action_return
+    return held is not None and sb3 is not None and lit is not None and max(sb3["mean"], lit["mean"]) <= held
+
+
 def normalizer(
     case: LearningCase, sb3: dict[str, Any] | None, everything: list[float]
 ) -> tuple[float, float, str]:
@@ -314,7 +321,9 @@ def build(results: Path, out: Path) -> str:
         "time varies with the load on the shared machine). CPU-time ratio: SB3's "
         "CPU seconds per record over lit-sb3's (above 1: lit-sb3 is cheaper). Training episodes: the mean raw "
         "return of the episodes the run trained on in its last eval interval (Atari: whole games, the "
-        "sampling policy that learns), SB3 / lit-sb3, mean over seeds: a second view of the same runs.",
+        "sampling policy that learns), SB3 / lit-sb3, mean over seeds: a second view of the same runs. A verdict "
+        "marked (both at or below the best held action) is on an Atari case where neither library's mean beats one "
+        "button held all game (the Cases table's column): there the case does not show learning.",
         "",
         "| case | algorithm | env | steps | SB3 final [95 % CI] | lit-sb3 final [95 % CI] | verdict "
         "| training episodes | SB3 steps per CPU-s | lit-sb3 steps per CPU-s | CPU-time ratio | curve |",
@@ -326,9 +335,12 @@ def build(results: Path, out: Path) -> str:
         rate = lambda s: f"{s['steps_per_cpu_s']:.0f}" if s and s["steps_per_cpu_s"] else "–"  # noqa: E731
         ratio = f"{sb3['cpu_seconds'] / lit['cpu_seconds']:.2f}x" if sb3 and lit else "–"
         curve = f"[png](curves/{case.name}.png)" if (sb3 or lit) else "–"
+        verdict = _verdict(sb3, lit) + (
+            " (both at or below the best held action)" if _held(case, sb3, lit) else ""
+        )
         lines.append(
             f"| {case.name} | {case.algo.upper()} | {case.env} | {case.steps:,} | {_cell(sb3)} | {_cell(lit)} "
-            f"| {_verdict(sb3, lit)} | {_train_cell(sb3, lit)} | {rate(sb3)} | {rate(lit)} | {ratio} | {curve} |"
+            f"| {verdict} | {_train_cell(sb3, lit)} | {rate(sb3)} | {rate(lit)} | {ratio} | {curve} |"
         )
     lines += [
         "",

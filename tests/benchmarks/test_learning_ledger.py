@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import zlib
@@ -179,6 +180,15 @@ def test_report_writes_table_curves_and_rliable_aggregate(learning: ModuleType, 
     rows = {line.split(" | ")[0].strip("| "): line for line in results_table if line.startswith("| ")}
     assert "within noise" in rows[cases[0].name] and "(n=3)" in rows[cases[0].name]
     assert "(n=5)" in rows[cases[1].name]
+    for case in cases[:3]:  # flagged where neither library's mean clears the best held action
+        means = [statistics.fmean(
+            json.loads(p.read_text())["final_mean"] for p in (results / case.name).glob(f"{lib}-seed*.json")
+        ) for lib in ("sb3", "lit-sb3")]  # fmt: skip
+        stuck = case.held_action_return is not None and max(means) <= case.held_action_return
+        assert ("at or below the best held action" in rows[case.name]) == stuck, case.name
+    assert any("at or below the best held action" in rows[case.name] for case in cases[:3]), (
+        "the synthetic records put one case under its held action's score"
+    )
     assert "**lit-sb3 below**" in rows[cases[2].name]
     assert "1.50x" in rows[cases[0].name], "CPU-time ratio: SB3's 90 s over lit-sb3's 60 s"
     assert "(n=1 *partial*)" in rows[cases[3].name] and rows[cases[3].name].count("–") >= 3

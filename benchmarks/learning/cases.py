@@ -251,7 +251,14 @@ ON_POLICY_ATARI_WHY = (
 # Until 2026-12-06 qrdqn-roadrunner ran with QR-DQN's default target_update_interval of 10k (9 target updates
 # in the budget); its seed-0 records (commit 4810bdd) did not clear that floor: SB3 hovered near 1,000 and
 # ended at 260 (training games 126), lit-sb3 ended at 920 (training games 884). It now updates the target
-# every 1k steps, as rl-zoo3's DQN entry does.
+# every 1k steps, as rl-zoo3's DQN entry does; that did not lift it either (seed 0: SB3 850, lit-sb3 580).
+# Pilots of 2026-12-06 (lit-sb3, seed 0, the case's settings but for the change named; evaluation / training
+# games): learning_rate 1e-4: ~1,000 at 10k-60k / 500-800; DQN's optimizer as well (Adam eps 1e-8, not
+# 0.01/32): 970 at 50k / 535; Kangaroo (held RIGHTFIRE 320): 0, 0, 0, 380, 340, 0, 400, 400, 0 at 10k-90k;
+# Jamesbond (held 25): 5-15. DQN leaves the held-LEFT plateau by 40-50k (training games 1,400-1,900), QR-DQN
+# with DQN's optimizer and learning rate did not by 50k (one seed), which leaves the quantile loss itself as
+# the difference. The report marks the case; a QR-DQN case that separates needs a larger budget (2x costs
+# ~3.5 CPU-hours more) or another game, still to be found.
 ROAD_RUNNER_HELD = 1_020.0
 _MUJOCO_OFF = dict(steps=100_000, eval_every=10_000)
 # PPO on Hopper at 300k reaches the standing plateau in both libraries (returns ~1,000: the healthy reward of

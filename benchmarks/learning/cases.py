@@ -215,7 +215,7 @@ _ATARI_REPLAY_WHY = (
 
 # CPU seconds of one record per library on one core of this 2-core AMD machine, shared with other work
 # (``report.py`` replaces them with a case's own records' CPU seconds once it has a record of each library).
-# The seed-0 records of 2026-12-02..05.
+# The seed-0 records of 2026-12-02..06.
 COSTS: dict[str, dict[str, float]] = {
     "a2c-seaquest": {"sb3": 1161, "lit-sb3": 1072},
     "ppo-breakout": {"sb3": 4127, "lit-sb3": 4257},
@@ -223,7 +223,7 @@ COSTS: dict[str, dict[str, float]] = {
     "td3-halfcheetah": {"sb3": 1880, "lit-sb3": 1102},
     "sac-hopper": {"sb3": 1163, "lit-sb3": 1205},
     "dqn-roadrunner": {"sb3": 1436, "lit-sb3": 1291},
-    "qrdqn-roadrunner": {"sb3": 2477, "lit-sb3": 1748},  # the records with target_update_interval 10k
+    "qrdqn-roadrunner": {"sb3": 2236, "lit-sb3": 1705},
     "tqc-walker2d": {"sb3": 2151, "lit-sb3": 1464},
     "ppo-halfcheetah": {"sb3": 467, "lit-sb3": 341},
     "sac-halfcheetah": {"sb3": 1303, "lit-sb3": 1092},

@@ -129,6 +129,7 @@ def test_next_takes_the_first_missing_record_and_skips_failed_ones(
     assert len(set(order)) == len(order)
     first_extra = next(i for i, (_, _, seed) in enumerate(order) if seed >= 3)
     assert {seed for _, _, seed in order[:first_extra]} == {0, 1, 2}, "every case's 3 seeds before any 4th"
+    assert all(seed >= 3 for _, _, seed in order[first_extra:])
     assert order[0][2] == order[1][2] == 0 and {order[0][1], order[1][1]} == {"sb3", "lit-sb3"}
     assert {case for case, _, seed in order if seed == 0} == {case.name for case in learning.cases.CASES}
     assert run.next_missing() == order[0]

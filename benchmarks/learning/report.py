@@ -188,9 +188,9 @@ def aggregate(table: dict[str, dict[str, Any]], out: Path) -> dict[str, Any] | N
     }
     if not both:
         return None
-    # As many seeds as any case has for both libraries, up to the ledger's n (a cheap case's fourth and fifth
-    # seeds stay out: rliable wants as many runs of every case), over the cases that have them.
-    n = min(max(both.values()), len(SEEDS))
+    # rliable wants as many runs of every case: the seed count n (up to the ledger's, so a cheap case's fourth
+    # and fifth seeds stay out) whose cases x n is largest, the larger n on a tie, over the cases that have n.
+    n = max(range(1, len(SEEDS) + 1), key=lambda k: (k * sum(seeds >= k for seeds in both.values()), k))
     usable = [name for name, seeds in both.items() if seeds >= n]
     scores = {
         library: np.array([[table[c]["normalized"][library][i] for c in usable] for i in range(n)])
@@ -367,7 +367,8 @@ def build(results: Path, out: Path) -> str:
             "reference scores, Atari from the DQN tables, MuJoCo D4RL's), 1 = SB3's mean "
             "final score on that case in this ledger (where SB3 is not above random: the best run of the case). "
             f"Over {len(agg['cases'])} case(s) with {agg['seeds_per_case']} seed(s) each ({', '.join(agg['cases'])}: "
-            f"the cases with the most seeds for both libraries, up to {len(SEEDS)}, their lowest seeds); "
+            f"the seed count, up to {len(SEEDS)}, that covers the most runs of cases having it for both "
+            "libraries, their lowest seeds); "
             "stratified bootstrap, 2,000 resamples.",
             "",
             "| library | IQM | 95 % CI |",

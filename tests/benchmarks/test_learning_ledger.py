@@ -320,6 +320,23 @@ def test_report_bootstrap_interval_covers_the_mean(learning: ModuleType) -> None
     assert report.bootstrap_ci([5.0]) == (5.0, 5.0)
 
 
+def test_aggregate_covers_the_most_runs_while_the_ledger_fills(learning: ModuleType, tmp_path: Path) -> None:
+    """One seed of every case and a second of one: 1 seed x all cases beats 2 seeds x one case."""
+    _needs("matplotlib", "rliable")
+    import learning.report as report
+
+    cases = learning.cases.CASES
+    results = tmp_path / "results"
+    for case in cases:
+        for library in ("sb3", "lit-sb3"):
+            _synthetic(results, case, library, 0, 10.0)
+    for library in ("sb3", "lit-sb3"):
+        _synthetic(results, cases[0], library, 1, 10.0)
+    report.build(results, tmp_path / "out")
+    aggregate = json.loads((tmp_path / "out" / "aggregate.json").read_text())["aggregate"]
+    assert aggregate["seeds_per_case"] == 1 and aggregate["cases"] == [case.name for case in cases]
+
+
 def test_cases_are_rl_zoo_entries_within_budget(learning: ModuleType) -> None:
     import lit_sb3
 

@@ -114,14 +114,15 @@ def test_ppo_with_rl_zoos_hopper_settings_equals_sb3() -> None:
 
     import lit_sb3
 
-    settings: dict[str, Any] = {
-        "batch_size": 32, "n_steps": 256, "gamma": 0.999, "learning_rate": 9.80828e-05, "ent_coef": 0.00229519,
-        "clip_range": 0.2, "n_epochs": 5, "gae_lambda": 0.99, "max_grad_norm": 0.7, "vf_coef": 0.835671,
-        "seed": SEED, "device": "cpu",
-    }  # fmt: skip
-    net = {"log_std_init": -2, "ortho_init": False, "net_arch": {"pi": [256, 256], "vf": [256, 256]}}
-    steps = 2 * 256  # one env: Pendulum truncates its episodes at steps 200 and 400, one in each rollout
-    env = VecNormalize(make_vec_env("Pendulum-v1", n_envs=1, seed=SEED), gamma=0.999)
+    zoo = lit_sb3.tuned_hyperparameters("ppo", "Hopper-v5")
+    assert zoo["data"] == {"normalize": True, "n_envs": 1}
+    # rl-zoo3's entry, with rollouts of 256 steps: Pendulum truncates its episodes at steps 200 and 400, one
+    # in each of the two rollouts.
+    settings = {**zoo["model"], "n_steps": 256, "seed": SEED, "device": "cpu"}
+    steps = 2 * 256
+    net = copy.deepcopy(settings.pop("policy_kwargs"))
+    assert net.pop("activation_fn") == "relu"
+    env = VecNormalize(make_vec_env("Pendulum-v1", n_envs=1, seed=SEED), gamma=settings["gamma"])
     theirs = SB3PPO("MlpPolicy", env, policy_kwargs={**net, "activation_fn": nn.ReLU}, **settings)
     theirs.learn(total_timesteps=steps)
     ours = lit_sb3.PPO("MlpPolicy", policy_kwargs={**net, "activation_fn": "relu"}, **settings)

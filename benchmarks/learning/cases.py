@@ -215,7 +215,8 @@ _ATARI_REPLAY_WHY = (
 
 # CPU seconds of one record per library on one core of this 2-core AMD machine, shared with other work
 # (``report.py`` replaces them with a case's own records' CPU seconds once it has a record of each library).
-# The seed-0 records of 2026-12-02..06.
+# The seed-0 records of 2026-12-02..06 (qrdqn-roadrunner at 200k: lit-sb3 its pilot, SB3 its 100k record
+# times lit-sb3's 200k/100k ratio, 2.05, until SB3's 200k record lands).
 COSTS: dict[str, dict[str, float]] = {
     "a2c-seaquest": {"sb3": 1161, "lit-sb3": 1072},
     "ppo-breakout": {"sb3": 4127, "lit-sb3": 4257},
@@ -223,7 +224,7 @@ COSTS: dict[str, dict[str, float]] = {
     "td3-halfcheetah": {"sb3": 1880, "lit-sb3": 1102},
     "sac-hopper": {"sb3": 1163, "lit-sb3": 1205},
     "dqn-roadrunner": {"sb3": 1436, "lit-sb3": 1291},
-    "qrdqn-roadrunner": {"sb3": 2236, "lit-sb3": 1705},
+    "qrdqn-roadrunner": {"sb3": 4570, "lit-sb3": 3488},
     "tqc-walker2d": {"sb3": 2151, "lit-sb3": 1464},
     "ppo-halfcheetah": {"sb3": 467, "lit-sb3": 341},
     "sac-halfcheetah": {"sb3": 1303, "lit-sb3": 1092},
@@ -250,15 +251,18 @@ ON_POLICY_ATARI_WHY = (
 # DQN's seed-0 runs end at 2,280 and 2,770 (training games 2,964 and 2,429).
 # Until 2026-12-06 qrdqn-roadrunner ran with QR-DQN's default target_update_interval of 10k (9 target updates
 # in the budget); its seed-0 records (commit 4810bdd) did not clear that floor: SB3 hovered near 1,000 and
-# ended at 260 (training games 126), lit-sb3 ended at 920 (training games 884). It now updates the target
-# every 1k steps, as rl-zoo3's DQN entry does; that did not lift it either (seed 0: SB3 850, lit-sb3 580).
-# Pilots of 2026-12-06 (lit-sb3, seed 0, the case's settings but for the change named; evaluation / training
-# games): learning_rate 1e-4: ~1,000 at 10k-60k / 500-800; DQN's optimizer as well (Adam eps 1e-8, not
-# 0.01/32): 970 at 50k / 535; Kangaroo (held RIGHTFIRE 320): 0, 0, 0, 380, 340, 0, 400, 400, 0 at 10k-90k;
-# Jamesbond (held 25): 5-15. DQN leaves the held-LEFT plateau by 40-50k (training games 1,400-1,900), QR-DQN
-# with DQN's optimizer and learning rate did not by 50k (one seed), which leaves the quantile loss itself as
-# the difference. The report marks the case; a QR-DQN case that separates needs a larger budget (2x costs
-# ~3.5 CPU-hours more) or another game, still to be found.
+# ended at 260 (training games 126), lit-sb3 ended at 920 (training games 884). Updating the target every 1k
+# steps, as rl-zoo3's DQN entry does, did not lift it either at 100k (seed 0: SB3 850, lit-sb3 580; commit
+# ebed282). Pilots of 2026-12-06 at 100k (lit-sb3, seed 0, the case's settings but for the change named;
+# evaluation / training games): learning_rate 1e-4: ~1,000 at 10k-60k / 500-800; DQN's optimizer as well
+# (Adam eps 1e-8, not 0.01/32): 970 at 50k / 535; Kangaroo (held RIGHTFIRE 320): 0, 0, 0, 380, 340, 0, 400,
+# 400, 0 at 10k-90k; Jamesbond (held 25): 5-15. So QR-DQN gets what the issue allows a game that needs it, a
+# larger budget: 200k agent steps, exploration over the same first 10k steps (fraction 0.05). The 200k pilot
+# (lit-sb3, seed 0, 2026-12-06; its first 90k points equal the 100k record's, point for point) left the held
+# plateau after 130k: training games 1,209, 1,413, 1,308, 1,308, 1,236, 1,773, 2,036, 1,715 at 130k-200k
+# (all but one of the 100k budget's below 1,020), evaluations 1,550 at 150k and 2,330, 2,540 at 170k-180k;
+# its last two evaluations caught snapshots back on the leftward plateau (940, 980). It is the ledger's
+# lit-sb3 seed-0 record (same settings and code; renamed from pilot-qrdqn-rr-200k).
 ROAD_RUNNER_HELD = 1_020.0
 _MUJOCO_OFF = dict(steps=100_000, eval_every=10_000)
 # PPO on Hopper at 300k reaches the standing plateau in both libraries (returns ~1,000: the healthy reward of
@@ -283,14 +287,17 @@ CASES: list[LearningCase] = [
                  why=_ATARI_REPLAY_WHY + "learning_starts 100k -> 5k (the whole budget otherwise).",
                  random_return=11.5, held_action_return=ROAD_RUNNER_HELD, **_ATARI),
     LearningCase("qrdqn-roadrunner", "qrdqn", "sb3_contrib:QRDQN", "RoadRunnerNoFrameskip-v4", zoo=_ZOO_QRDQN_ATARI,
-                 overrides={**_ATARI_REPLAY, "learning_starts": 5_000, "exploration_fraction": 0.1,
+                 overrides={**_ATARI_REPLAY, "learning_starts": 5_000, "exploration_fraction": 0.05,
                             "target_update_interval": 1_000},
-                 why=_ATARI_REPLAY_WHY + "learning_starts 50k -> 5k; exploration_fraction 0.025 -> 0.1 "
-                     "(0.025 of 100k ends exploration before learning starts; 0.1 = DQN's 10k steps); "
-                     "target_update_interval 10k (QR-DQN's default, made for 10M steps) -> 1k, DQN's rl-zoo3 "
-                     "value (10k leaves 9 target updates in the budget: both seed-0 runs at 10k ended below "
-                     "the score of a held leftward action, 1,020).",
-                 random_return=11.5, held_action_return=ROAD_RUNNER_HELD, **_ATARI),
+                 why="budget 100k -> 200k agent steps: at 100k both libraries' seed-0 runs stayed on the plateau "
+                     "of a held leftward action (1,020), the 200k pilot left it after 130k (see cases.py); "
+                     "buffer 100k (rl-zoo3's DQN value, not QR-DQN's default 1M), stored with "
+                     "optimize_memory_usage (SB3 then needs handle_timeout_termination=False); learning_starts "
+                     "50k -> 5k; exploration_fraction 0.025 -> 0.05 (the first 10k steps, as DQN's case; 0.025 "
+                     "of the budget would end exploration right after learning starts); target_update_interval "
+                     "10k (QR-DQN's default, made for 10M steps) -> 1k, DQN's rl-zoo3 value (10k left 9 target "
+                     "updates in 100k: both seed-0 runs ended below the held action's 1,020).",
+                 random_return=11.5, held_action_return=ROAD_RUNNER_HELD, **dict(_ATARI, steps=200_000)),
     LearningCase("tqc-walker2d", "tqc", "sb3_contrib:TQC", "Walker2d-v5", zoo={"learning_starts": 10_000},
                  random_return=1.6, **_MUJOCO_OFF),
     LearningCase("ppo-halfcheetah", "ppo", "stable_baselines3:PPO", "HalfCheetah-v5", steps=300_000,

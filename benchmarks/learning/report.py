@@ -382,7 +382,8 @@ def build(results: Path, out: Path) -> str:
         "",
         "## Cases",
         "",
-        "Budgets: Atari 100k agent steps (400k frames, the Atari-100k setting of Kaiser et al. 2019), the "
+        "Budgets: Atari 100k agent steps (400k frames, the Atari-100k setting of Kaiser et al. 2019), QR-DQN "
+        "200k (at 100k it stayed on a held action's plateau in both libraries), the "
         "on-policy Atari cases 500k (at 100k neither A2C nor PPO left Breakout's random level: "
         "`ON_POLICY_ATARI` in cases.py); MuJoCo SAC/TD3/TQC 100k steps, PPO 300k. Each Atari game was chosen "
         "so that its budget separates a learning run from a random policy (retired cases below). "

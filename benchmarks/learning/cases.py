@@ -256,8 +256,8 @@ ON_POLICY_ATARI_WHY = (
 # ebed282). Pilots of 2026-12-06 at 100k (lit-sb3, seed 0, the case's settings but for the change named;
 # evaluation / training games): learning_rate 1e-4: ~1,000 at 10k-60k / 500-800; DQN's optimizer as well
 # (Adam eps 1e-8, not 0.01/32): 970 at 50k / 535; Kangaroo (held RIGHTFIRE 320): 0, 0, 0, 380, 340, 0, 400,
-# 400, 0 at 10k-90k; Jamesbond (held 25): 5-15. So QR-DQN gets what the issue allows a game that needs it, a
-# larger budget: 200k agent steps, exploration over the same first 10k steps (fraction 0.05). The 200k pilot
+# 400, 0 at 10k-90k; Jamesbond (held 25): 5-15. So QR-DQN gets the larger budget the issue allows where a game
+# needs it: 200k agent steps, exploration over the same first 10k steps (fraction 0.05). The 200k pilot
 # (lit-sb3, seed 0, 2026-12-06; its first 90k points equal the 100k record's, point for point) left the held
 # plateau after 130k: training games 1,209, 1,413, 1,308, 1,308, 1,236, 1,773, 2,036, 1,715 at 130k-200k
 # (all but one of the 100k budget's below 1,020), evaluations 1,550 at 150k and 2,330, 2,540 at 170k-180k;

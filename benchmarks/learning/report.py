@@ -322,10 +322,11 @@ def build(results: Path, out: Path) -> str:
         "records took 4,127 and 4,257 CPU-s, its seed-1 records, run side by side on a quieter machine, 2,498 "
         "and 2,288). CPU-time ratio: SB3's CPU seconds per record over lit-sb3's (above 1: lit-sb3 is "
         "cheaper; one seed's two records mostly ran back to back or side by side, under the same load). "
-        "Training episodes: the mean raw return of the episodes the run trained on in its last eval interval (Atari: whole games, the "
-        "sampling policy that learns), SB3 / lit-sb3, mean over seeds: a second view of the same runs. A verdict "
-        "marked (both at or below the best held action) is on an Atari case where neither library's mean beats one "
-        "button held all game (the Cases table's column): there the case does not show learning.",
+        "Training episodes: the mean raw return of the episodes the run trained on in its last eval interval "
+        "(Atari: whole games, the sampling policy that learns), SB3 / lit-sb3, mean over seeds: a second view of "
+        "the same runs. A verdict marked (both at or below the best held action) is on an Atari case where neither "
+        "library's mean beats one button held all game (the Cases table's column): there the case does not show "
+        "learning.",
         "",
         "| case | algorithm | env | steps | SB3 final [95 % CI] | lit-sb3 final [95 % CI] | verdict "
         "| training episodes | SB3 steps per CPU-s | lit-sb3 steps per CPU-s | CPU-time ratio | curve |",

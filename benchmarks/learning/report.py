@@ -14,8 +14,9 @@ Statistics:
 * overlap: the two intervals overlap ("within noise"), or one lies above the other;
 * steps per CPU-second: a record's steps over its CPU seconds (evaluation included). Not wall time: the
   ledger runs at the lowest priority beside other work, and a run starved of its core took up to 3x its CPU
-  time in wall time (sac-hopper lit-sb3 seed 0: 3,888 s wall, 1,205 s CPU); CPU-time ratio: SB3's mean CPU
-  seconds per record over lit-sb3's (above 1: lit-sb3 needs less CPU);
+  time in wall time (sac-hopper lit-sb3 seed 0: 3,888 s wall, 1,205 s CPU); CPU-time ratio: SB3's CPU
+  seconds over lit-sb3's per seed, geometric mean over the seeds both libraries ran on the same host CPU
+  (above 1: lit-sb3 needs less CPU);
 * aggregate (rliable): each run's score normalized per case, 0 = a uniformly random policy, 1 = SB3's mean
   final score on that case in this ledger; IQM with stratified-bootstrap 95 % intervals and a performance
   profile over the cases both libraries have runs of, with the same number of seeds (the smallest n among
@@ -246,6 +247,19 @@ def _train_cell(sb3: dict[str, Any] | None, lit: dict[str, Any] | None) -> str:
     return "–" if not (sb3 or lit) else f"{one(sb3)} / {one(lit)}"
 
 
+def cpu_time_ratio(sb3: list[dict[str, Any]], lit: list[dict[str, Any]]) -> tuple[float, int] | None:
+    """SB3's CPU seconds over lit-sb3's, the geometric mean over the seeds whose two records ran on the same
+    host CPU (``host_cpu``), and how many such seeds there are. Records from different CPUs are not compared:
+    the same run took 1.5-1.8x the CPU time on this project's Intel Xeon as on its AMD EPYC machine."""
+    lit_by_seed = {r["seed"]: r for r in lit}
+    ratios = [
+        float(s["cpu_seconds"]) / float(lit_by_seed[s["seed"]]["cpu_seconds"])
+        for s in sb3
+        if s["seed"] in lit_by_seed and s.get("host_cpu") == lit_by_seed[s["seed"]].get("host_cpu")
+    ]
+    return (float(np.exp(np.mean(np.log(ratios)))), len(ratios)) if ratios else None
+
+
 def record_cost(case: LearningCase, row: dict[str, Any]) -> tuple[float, bool]:
     """CPU seconds of one record of ``case`` and whether they were measured on its records: the mean of the
     two libraries' records once both have one, the ``COSTS`` estimate before."""
@@ -318,10 +332,12 @@ def build(results: Path, out: Path) -> str:
         "",
         "Final mean return: the mean over seeds of each run's last evaluation, with the 95 % bootstrap interval "
         "over seeds. Steps per CPU-s: steps over the CPU seconds of the record (evaluation included; wall "
-        "time varies with the load on the shared machine, and so does CPU time, less: ppo-breakout's seed-0 "
-        "records took 4,127 and 4,257 CPU-s, its seed-1 records, run side by side on a quieter machine, 2,498 "
-        "and 2,288). CPU-time ratio: SB3's CPU seconds per record over lit-sb3's (above 1: lit-sb3 is "
-        "cheaper; one seed's two records mostly ran back to back or side by side, under the same load). "
+        "time varies with the load on the shared machine), mean over seeds. These mix the two host CPUs the "
+        "ledger has run on (each record names its `host_cpu`): the same runs take 1.5-1.8x the CPU time on the "
+        "Intel Xeon as on the AMD EPYC (ppo-breakout seed 0 on the Xeon 4,127 and 4,257 CPU-s, seed 1 on the "
+        "EPYC 2,498 and 2,288; sac-hopper 2,098 and 1,780 against 1,163 and 1,205). CPU-time ratio: SB3's CPU "
+        "seconds over lit-sb3's for one seed, geometric mean over the seeds whose two records ran on the same "
+        "CPU (n of them; above 1: lit-sb3 is cheaper). "
         "Training episodes: the mean raw return of the episodes the run trained on in its last eval interval "
         "(Atari: whole games, the sampling policy that learns), SB3 / lit-sb3, mean over seeds: a second view of "
         "the same runs. A verdict marked (both at or below the best held action) is on an Atari case where neither "
@@ -336,7 +352,9 @@ def build(results: Path, out: Path) -> str:
         row = table[case.name]
         sb3, lit = row["sb3"], row["lit-sb3"]
         rate = lambda s: f"{s['steps_per_cpu_s']:.0f}" if s and s["steps_per_cpu_s"] else "–"  # noqa: E731
-        ratio = f"{sb3['cpu_seconds'] / lit['cpu_seconds']:.2f}x" if sb3 and lit else "–"
+        libraries = records.get(case.name, {})
+        paired = cpu_time_ratio(libraries.get("sb3", []), libraries.get("lit-sb3", []))
+        ratio = f"{paired[0]:.2f}x (n={paired[1]})" if paired else "–"
         curve = f"[png](curves/{case.name}.png)" if (sb3 or lit) else "–"
         verdict = _verdict(sb3, lit) + (
             " (both at or below the best held action)" if _held(case, sb3, lit) else ""

@@ -142,7 +142,15 @@ def test_next_takes_the_first_missing_record_and_skips_failed_ones(
     assert run.next_missing() == order[2]
 
 
-def _synthetic(results: Path, case: Any, library: str, seed: int, offset: float) -> None:
+def _synthetic(
+    results: Path,
+    case: Any,
+    library: str,
+    seed: int,
+    offset: float,
+    host_cpu: str = "CPU A",
+    cpu_s: float = 0.0,
+) -> None:
     rng = random.Random(
         zlib.crc32(f"{case.name}/{library}/{seed}".encode())
     )  # hash() of str varies per process
@@ -152,8 +160,9 @@ def _synthetic(results: Path, case: Any, library: str, seed: int, offset: float)
     record = {
         "case": case.name, "algo": case.algo, "env": case.env, "library": library, "seed": seed,
         "steps": case.steps, "curve": curve, "final_mean": curve[-1][1], "seconds": 100.0,
-        "cpu_seconds": 90.0 if library == "sb3" else 60.0, "peak_rss_mib": 400.0, "train_steps_per_s": 250.0,
-        "complete": True, "eval_deterministic": case.eval_deterministic,
+        "cpu_seconds": cpu_s or (90.0 if library == "sb3" else 60.0), "peak_rss_mib": 400.0,
+        "train_steps_per_s": 250.0, "complete": True, "eval_deterministic": case.eval_deterministic,
+        "host_cpu": host_cpu,
     }  # fmt: skip
     path = results / case.name / f"{library}-seed{seed}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -171,6 +180,8 @@ def test_report_writes_table_curves_and_rliable_aggregate(learning: ModuleType, 
         for seed in case.seeds:
             _synthetic(results, case, "sb3", seed, 10.0)
             _synthetic(results, case, "lit-sb3", seed, 10.0 if case is not cases[2] else 2.0)
+    # cases[1]: seed 4's lit-sb3 record ran on another, slower CPU: its CPU time is not compared with SB3's
+    _synthetic(results, cases[1], "lit-sb3", 4, 10.0, host_cpu="CPU B", cpu_s=120.0)
     _synthetic(results, cases[3], "sb3", 0, 10.0)  # partial: one seed, one library
     text = report.build(results, tmp_path / "out")
 
@@ -191,7 +202,8 @@ def test_report_writes_table_curves_and_rliable_aggregate(learning: ModuleType, 
         "the synthetic records put one case under its held action's score"
     )
     assert "**lit-sb3 below**" in rows[cases[2].name]
-    assert "1.50x" in rows[cases[0].name], "CPU-time ratio: SB3's 90 s over lit-sb3's 60 s"
+    assert "1.50x (n=3)" in rows[cases[0].name], "CPU-time ratio: SB3's 90 s over lit-sb3's 60 s"
+    assert "1.50x (n=4)" in rows[cases[1].name], "the seed whose records ran on two CPUs is not paired"
     assert "(n=1 *partial*)" in rows[cases[3].name] and rows[cases[3].name].count("–") >= 3
     for case in cases[:4]:
         assert (tmp_path / "out" / "curves" / f"{case.name}.png").read_bytes().startswith(PNG_SIGNATURE)

@@ -286,6 +286,7 @@ def build(results: Path, out: Path) -> str:
         everything = [float(r["final_mean"]) for lib in LIBRARIES for r in libraries.get(lib, [])]
         floor, scale, how = normalizer(case, row["sb3"], everything)
         row["normalized_by"] = how
+        row["cpu_time_ratio"] = cpu_time_ratio(libraries.get("sb3", []), libraries.get("lit-sb3", []))
         row["normalized"] = {
             lib: [(float(r["final_mean"]) - floor) / scale for r in libraries.get(lib, [])]
             for lib in LIBRARIES
@@ -352,8 +353,7 @@ def build(results: Path, out: Path) -> str:
         row = table[case.name]
         sb3, lit = row["sb3"], row["lit-sb3"]
         rate = lambda s: f"{s['steps_per_cpu_s']:.0f}" if s and s["steps_per_cpu_s"] else "–"  # noqa: E731
-        libraries = records.get(case.name, {})
-        paired = cpu_time_ratio(libraries.get("sb3", []), libraries.get("lit-sb3", []))
+        paired = row["cpu_time_ratio"]
         ratio = f"{paired[0]:.2f}x (n={paired[1]})" if paired else "–"
         curve = f"[png](curves/{case.name}.png)" if (sb3 or lit) else "–"
         verdict = _verdict(sb3, lit) + (

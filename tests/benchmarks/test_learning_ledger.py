@@ -20,6 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -347,6 +348,29 @@ def test_aggregate_covers_the_most_runs_while_the_ledger_fills(learning: ModuleT
     report.build(results, tmp_path / "out")
     aggregate = json.loads((tmp_path / "out" / "aggregate.json").read_text())["aggregate"]
     assert aggregate["seeds_per_case"] == 1 and aggregate["cases"] == [case.name for case in cases]
+
+
+def test_the_same_records_give_the_same_report(learning: ModuleType, tmp_path: Path) -> None:
+    """rliable bootstraps from numpy's global generator: the report seeds it (and puts the caller's back)."""
+    _needs("matplotlib", "rliable")
+    import learning.report as report
+
+    results = tmp_path / "results"
+    for case in learning.cases.CASES[:3]:
+        for seed in (0, 1, 2):
+            _synthetic(results, case, "sb3", seed, 10.0)
+            _synthetic(results, case, "lit-sb3", seed, 3.0 + 4.0 * seed)
+    np.random.seed(123)
+    expected_draw = np.random.random()
+    np.random.seed(123)
+    first = report.build(results, tmp_path / "first")
+    assert np.random.random() == expected_draw, "the caller's global numpy stream was moved"
+    second = report.build(results, tmp_path / "second")
+    assert first == second
+    aggregates = [json.loads((tmp_path / out / "aggregate.json").read_text()) for out in ("first", "second")]
+    assert aggregates[0] == aggregates[1]
+    low, high = aggregates[0]["aggregate"]["iqm_ci"]["lit-sb3"]
+    assert low < high, "the synthetic lit-sb3 seeds differ, so the interval has width"
 
 
 def test_cases_are_rl_zoo_entries_within_budget(learning: ModuleType) -> None:

@@ -217,8 +217,8 @@ _ATARI_REPLAY_WHY = (
 # replaces them with a case's own records' CPU seconds once it has a record of each library): the seed-0
 # records of 2026-12-02..06, on the AMD EPYC machine but for ppo-breakout's two and td3-halfcheetah's SB3 one,
 # made on an Intel Xeon @ 2.8 GHz, where the same record takes 1.5-1.8x the CPU time (qrdqn-roadrunner at
-# 200k: lit-sb3 its pilot, SB3 its 100k record times lit-sb3's 200k/100k ratio, 2.05, until SB3's 200k record
-# lands).
+# 200k: lit-sb3 its pilot, SB3 its 100k record times lit-sb3's 200k/100k ratio, 2.05; SB3's 200k record,
+# made on the Xeon, took 8,864 CPU-s, ~4,900-5,900 on the EPYC, so this estimate is on the low side).
 COSTS: dict[str, dict[str, float]] = {
     "a2c-seaquest": {"sb3": 1161, "lit-sb3": 1072},
     "ppo-breakout": {"sb3": 4127, "lit-sb3": 4257},

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "CASES", "CHEAP_CPU_S", "CHEAP_SEEDS", "RETIRED", "SEEDS", "SETTINGS", "TEST_CASES", "LearningCase",
-    "RetiredCase", "by_name",
+    "ATARI_FRAMES", "CASES", "CHEAP_CPU_S", "CHEAP_SEEDS", "RETIRED", "SEEDS", "SETTINGS", "TEST_CASES",
+    "LearningCase", "RetiredCase", "by_name",
 ]  # fmt: skip
 
 # Three seeds per (case, library): the ledger's n. Cases whose record costs at most ``CHEAP_CPU_S`` run
@@ -38,9 +38,16 @@ CHEAP_CPU_S = 600.0
 # The record fields (``LearningCase.describe``) that define a run: a record made under other values is stale.
 # ``why``, ``zoo`` and ``overrides`` only explain ``hyperparams``.
 SETTINGS = (
-    "steps", "eval_every", "eval_episodes", "eval_deterministic", "n_envs", "policy", "atari", "normalize",
-    "hyperparams",
+    "steps", "eval_every", "eval_episodes", "eval_deterministic", "n_envs", "policy", "atari", "atari_frames",
+    "normalize", "hyperparams",
 )  # fmt: skip
+
+# How an Atari case's observations are made (``atari_frames``). SB3 has always max-pooled the last two colour
+# frames and then converted the result to grey; lit-sb3 did the reverse (gymnasium's ``AtariPreprocessing``)
+# until 2026-12-06, which gives other pixels on 44 % of Road Runner's and 63 % of Seaquest's observations
+# (``lit_sb3_core.envs.atari``). lit-sb3 Atari records without the field were made that way, so they are stale.
+ATARI_FRAMES = "max of the last two RGB frames, then grey (SB3's order)"
+LIT_SB3_ATARI_FRAMES_BEFORE = "max of the last two grey frames (gymnasium's AtariPreprocessing)"
 
 
 @dataclass(frozen=True)
@@ -119,9 +126,13 @@ class LearningCase:
     def stale_settings(self, record: dict[str, Any]) -> list[str]:
         """The settings (``SETTINGS``) in which ``record`` (or a checkpoint's saved settings) differs from
         this case now; empty when it was made as the case is now. A setting the record lacks is not compared,
-        except ``eval_deterministic``: records from before that field were all evaluated deterministically."""
+        except ``eval_deterministic`` (records from before that field were all evaluated deterministically)
+        and a lit-sb3 Atari record's ``atari_frames`` (``LIT_SB3_ATARI_FRAMES_BEFORE`` until the field came)."""
         now = json.loads(json.dumps(self.describe()))  # as a record holds it: tuples as lists
-        saved = {"eval_deterministic": True, **record}
+        defaults: dict[str, Any] = {"eval_deterministic": True}
+        if self.atari and record.get("library") == "lit-sb3":
+            defaults["atari_frames"] = LIT_SB3_ATARI_FRAMES_BEFORE
+        saved = {**defaults, **record}
         return [key for key in SETTINGS if key in saved and saved[key] != now[key]]
 
     def made_as_now(self, record: dict[str, Any]) -> bool:
@@ -161,6 +172,7 @@ class LearningCase:
             "n_envs": self.n_envs,
             "policy": self.policy,
             "atari": self.atari,
+            "atari_frames": ATARI_FRAMES if self.atari else None,
             "normalize": self.normalize,
             "hyperparams": self.hyperparams,
             "zoo": self.zoo,

@@ -359,7 +359,7 @@ class Run:
         case's now). A stale one is deleted, so the run starts afresh rather than continue another run."""
         saved = json.loads((self.scratch / "state.json").read_text())
         if "settings" in saved:
-            changed = self.case.stale_settings(saved["settings"])
+            changed = self.case.stale_settings({"library": self.library, **saved["settings"]})
         else:
             done = [point for point, _ in saved.get("curve", [])]
             changed = [] if done == self.points[: len(done)] else ["eval_every"]

@@ -1,8 +1,8 @@
 """SB3's ``common.atari_wrappers``: the Atari preprocessing wrappers, lit-sb3's own under SB3's names.
 
-``AtariWrapper`` runs on gymnasium's ``AtariPreprocessing`` and steps exactly as SB3's does (same rewards,
-terminations and truncations for the same seed and actions; frames within a grey level). Needs the
-``atari`` extra: ``pip install 'lit-sb3-core[atari]'``.
+``AtariWrapper`` composes them in SB3's order and steps exactly as SB3's does: the same frames, rewards,
+terminations and truncations for the same seed and actions. Needs the ``atari`` extra:
+``pip install 'lit-sb3-core[atari]'``.
 """
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ def _synthetic(
         "steps": case.steps, "curve": curve, "final_mean": curve[-1][1], "seconds": 100.0,
         "cpu_seconds": cpu_s or (90.0 if library == "sb3" else 60.0), "peak_rss_mib": 400.0,
         "train_steps_per_s": 250.0, "complete": True, "eval_deterministic": case.eval_deterministic,
-        "host_cpu": host_cpu,
+        "host_cpu": host_cpu, "atari_frames": case.describe()["atari_frames"],
     }  # fmt: skip
     path = results / case.name / f"{library}-seed{seed}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -261,6 +261,37 @@ def test_records_of_an_older_evaluation_are_left_out_and_trained_again(
     assert not run.has_record(atari.name, "sb3", 0) and run.has_record(atari.name, "lit-sb3", 0)
     assert run.has_record(mujoco.name, "sb3", 0), "a record without the field was deterministic: MuJoCo's"
     assert run.next_missing() == (atari.name, "sb3", 0), "--next trains the stale record again"
+
+
+def test_lit_sb3_atari_records_of_grey_max_pooling_are_stale(
+    learning: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """lit-sb3 max-pooled grey frames before 2026-12-06: its Atari records without ``atari_frames`` are
+    stale and trained again; SB3's (always colour frames first) and MuJoCo records without it are not."""
+    _needs("matplotlib")
+    import learning.report as report
+    import learning.run as run
+
+    atari = next(case for case in learning.cases.CASES if case.atari)
+    mujoco = next(case for case in learning.cases.CASES if not case.atari)
+    assert atari.describe()["atari_frames"] == learning.cases.ATARI_FRAMES
+    results = tmp_path / "results"
+    for case in (atari, mujoco):
+        for library in ("sb3", "lit-sb3"):
+            _synthetic(results, case, library, 0, 10.0)
+            path = results / case.name / f"{library}-seed0.json"
+            record = json.loads(path.read_text())  # as records were written before the field
+            record.pop("atari_frames")
+            path.write_text(json.dumps(record))
+
+    assert [(r["case"], r["library"]) for r in report.stale_records(results)] == [(atari.name, "lit-sb3")]
+    assert "; atari_frames)" in report.build(results, tmp_path / "out")
+    monkeypatch.setattr(run, "RESULTS", results)
+    monkeypatch.setattr(run, "SCRATCH", tmp_path / "scratch")
+    assert run.has_record(atari.name, "sb3", 0) and run.has_record(mujoco.name, "lit-sb3", 0)
+    assert run.next_missing() == (atari.name, "lit-sb3", 0), "--next trains the stale record again"
+    checkpoint = {"curve": [], "settings": {k: v for k, v in atari.describe().items() if k != "atari_frames"}}
+    assert atari.stale_settings({"library": "lit-sb3", **checkpoint["settings"]}) == ["atari_frames"]
 
 
 def test_records_of_other_settings_are_left_out_and_trained_again(

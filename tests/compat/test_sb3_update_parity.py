@@ -289,12 +289,14 @@ def test_continuous_control_runs_equal_sb3s_from_the_same_initial_weights(algo: 
     _assert_close_to_rounding(trained, ours.policy.state_dict(), atol=1e-4)
 
 
-def test_dqn_on_atari_is_sb3s_run_bit_for_bit() -> None:
-    """DQN with its CnnPolicy on Breakout: lit-sb3's Atari stack (``RLEnvDataModule(atari=True)``) against
-    SB3's ``make_atari_env`` + ``VecFrameStack(4)``, the replay buffer stored as the learning ledger stores
-    it (``optimize_memory_usage``). Same seed, Adam as SB3 builds it: every weight equal after 600 steps,
+@pytest.mark.parametrize("game", ["BreakoutNoFrameskip-v4", "RoadRunnerNoFrameskip-v4"])
+def test_dqn_on_atari_is_sb3s_run_bit_for_bit(game: str) -> None:
+    """DQN with its CnnPolicy: lit-sb3's Atari stack (``RLEnvDataModule(atari=True)``) against SB3's
+    ``make_atari_env`` + ``VecFrameStack(4)``, the replay buffer stored as the learning ledger stores it
+    (``optimize_memory_usage``). Same seed, Adam as SB3 builds it: every weight equal after 600 steps,
     so a difference between the two libraries' Atari curves in benchmarks/learning is the fused Adam
-    kernel's rounding carried through a chaotic run, not another computation."""
+    kernel's rounding carried through a chaotic run, not another computation. Road Runner is the ledger's
+    DQN game, and one whose frames depend on max-pooling colour frames before the grey conversion."""
     pytest.importorskip("ale_py")
     import ale_py
     import gymnasium as gym
@@ -305,7 +307,7 @@ def test_dqn_on_atari_is_sb3s_run_bit_for_bit() -> None:
     import lit_sb3
 
     gym.register_envs(ale_py)
-    game, steps = "BreakoutNoFrameskip-v4", 600
+    steps = 600
     kwargs: dict[str, Any] = {
         "learning_starts": 50,
         "train_freq": 4,

@@ -57,27 +57,49 @@ def _trainer(steps: int) -> RLTrainer:
     )
 
 
-@pytest.mark.parametrize("game", ["BreakoutNoFrameskip-v4", "PongNoFrameskip-v4"])
-def test_atari_wrapper_steps_exactly_as_sb3s(game: str) -> None:
-    """Same seed, same actions: identical rewards, terminations and truncations as SB3's AtariWrapper, and
-    frames that differ by under one grey level on average (ALE's grayscale vs cv2's conversion)."""
+_OTHER_OPTIONS = {
+    "noop_max": 0,
+    "frame_skip": 1,
+    "screen_size": 64,
+    "terminal_on_life_loss": False,
+    "clip_reward": False,
+    "action_repeat_probability": 0.25,
+}
+
+
+@pytest.mark.parametrize(
+    ("game", "options"),
+    [
+        ("BreakoutNoFrameskip-v4", {}),
+        ("PongNoFrameskip-v4", {}),
+        ("RoadRunnerNoFrameskip-v4", {}),
+        ("SeaquestNoFrameskip-v4", {}),
+        ("SeaquestNoFrameskip-v4", _OTHER_OPTIONS),
+    ],
+)
+def test_atari_wrapper_steps_exactly_as_sb3s(game: str, options: dict[str, object]) -> None:
+    """Same seed, same actions: SB3's AtariWrapper's frames bit for bit, and its rewards, terminations and
+    truncations. Pong, Road Runner and Seaquest have pooled frames where max-pooling grey frames (gymnasium's
+    ``AtariPreprocessing``) differs from SB3's max over colour frames converted afterwards."""
     sb3_atari = pytest.importorskip("stable_baselines3.common.atari_wrappers")
-    theirs, ours = sb3_atari.AtariWrapper(gym.make(game)), AtariWrapper(gym.make(game))
+    theirs, ours = sb3_atari.AtariWrapper(gym.make(game), **options), AtariWrapper(gym.make(game), **options)
     obs_theirs, _ = theirs.reset(seed=3)
     obs_ours, _ = ours.reset(seed=3)
-    assert obs_ours.shape == obs_theirs.shape == (84, 84, 1) and obs_ours.dtype == np.uint8
+    side = options.get("screen_size", 84)
+    assert obs_ours.shape == obs_theirs.shape == (side, side, 1) and obs_ours.dtype == np.uint8
+    assert np.array_equal(obs_ours, obs_theirs)
     rng = np.random.default_rng(0)
     ends = 0
     for _ in range(600):
         action = int(rng.integers(theirs.action_space.n))
         step_theirs, step_ours = theirs.step(action), ours.step(action)
         assert step_ours[1:4] == step_theirs[1:4]
-        assert np.abs(step_ours[0].astype(int) - step_theirs[0].astype(int)).mean() < 1.0
+        assert np.array_equal(step_ours[0], step_theirs[0])
         if step_theirs[2] or step_theirs[3]:
             ends += 1
             obs_theirs, _ = theirs.reset()
             obs_ours, _ = ours.reset()
-            assert np.abs(obs_ours.astype(int) - obs_theirs.astype(int)).mean() < 1.0
+            assert np.array_equal(obs_ours, obs_theirs)
     if game.startswith("Breakout"):
         assert ends >= 3  # lost lives ended episodes along the way
 
@@ -119,6 +141,8 @@ def test_clip_reward_warp_frame_and_sticky_actions() -> None:
     warped = WarpFrame(gym.make("PongNoFrameskip-v4"), width=84, height=84)
     obs, _ = warped.reset(seed=0)
     assert obs.shape == (84, 84, 1) and warped.observation_space.shape == (84, 84, 1)
+    flat = WarpFrame(gym.make("PongNoFrameskip-v4"), channel_axis=False)
+    assert flat.observation_space.shape == (84, 84) and np.array_equal(flat.reset(seed=0)[0], obs[:, :, 0])
     logged = ActionLog(gym.make("BreakoutNoFrameskip-v4"))
     sticky = StickyActionEnv(logged, action_repeat_probability=0.9)
     sticky.reset(seed=0)

@@ -6,8 +6,9 @@ carry the best one as ``held_action_return``.
 
     nice python benchmarks/learning/constant_policies.py RoadRunner [--games 10]
 
-Whole games as the ledger evaluates them (gymnasium's ``AtariPreprocessing``: up to 30 no-ops at reset, frame
-skip 4, no end at a lost life, unclipped scores); prints the mean score per action, best first.
+Whole games scored as the ledger scores them (up to 30 no-ops at reset, frame skip 4, no end at a lost life,
+unclipped scores), played under gymnasium's ``AtariPreprocessing``: a held action never looks at the frames,
+so how they are pooled does not matter here. Prints the mean score per action, best first.
 """
 
 from __future__ import annotations

@@ -376,17 +376,21 @@ def build(results: Path, out: Path) -> str:
         "",
         "**Why one seed's two runs differ.** Both libraries compute the same thing from the same seed: "
         "`tests/compat/test_sb3_update_parity.py` trains each family in both and compares every weight, on "
-        "these cases' set-ups (DQN with its CnnPolicy on Breakout through each library's Atari stack and "
-        "`optimize_memory_usage`: bit for bit with Adam built as SB3 builds it; QR-DQN, PPO and A2C on Breakout, "
-        "SAC, TD3 with action noise, TQC, and PPO with observation and reward normalization: equal to float "
-        "rounding; measured 2026-12-05 while writing those tests). lit-sb3's default Adam is torch's fused "
+        "these cases' set-ups (DQN with its CnnPolicy on Breakout and Road Runner through each library's Atari "
+        "stack and `optimize_memory_usage`: bit for bit with Adam built as SB3 builds it; A2C on Seaquest with "
+        "rl-zoo3's RMSpropTFLike, QR-DQN, PPO on Breakout, SAC, TD3 with action noise, TQC, and PPO with "
+        "observation and reward normalization: equal to float rounding; measured 2026-12-05 and 2026-12-06 "
+        "while writing those tests). lit-sb3's default Adam is torch's fused "
         "kernel, which rounds differently in the last bits, and deep-RL runs are chaotic: a 1e-9 nudge of SB3's "
         "own initial DDPG weights ends 200 Pendulum steps 0.012 away, so from one seed the curves agree early "
         "and then only in distribution. That is why the verdicts need seeds, not single runs. Three fixes came "
         "out of those tests on 2026-12-05 and apply to records made after them (each record names its commit): "
         "TD3 and TQC started from other initial weights than SB3's for the same seed, TD3's action noise came "
         "from a stream of its own, and PPO with normalization bootstrapped from statistics one observation "
-        "short (2e-4 of the weights after one rollout).",
+        "short (2e-4 of the weights after one rollout). A fourth came on 2026-12-06: lit-sb3's Atari stack "
+        "max-pooled grey frames where SB3 max-pools colour frames and then converts them, which gave other "
+        "pixels on most games (44 % of Road Runner's observations, 63 % of Seaquest's); lit-sb3 Atari records "
+        "made before it carry no `atari_frames` and are left out until trained again.",
     ]
     lines += ["", "## Aggregate (rliable)", ""]
     if agg is None:

@@ -290,8 +290,13 @@ def test_lit_sb3_atari_records_of_grey_max_pooling_are_stale(
     monkeypatch.setattr(run, "SCRATCH", tmp_path / "scratch")
     assert run.has_record(atari.name, "sb3", 0) and run.has_record(mujoco.name, "lit-sb3", 0)
     assert run.next_missing() == (atari.name, "lit-sb3", 0), "--next trains the stale record again"
-    checkpoint = {"curve": [], "settings": {k: v for k, v in atari.describe().items() if k != "atari_frames"}}
-    assert atari.stale_settings({"library": "lit-sb3", **checkpoint["settings"]}) == ["atari_frames"]
+    before = {k: v for k, v in json.loads(json.dumps(atari.describe())).items() if k != "atari_frames"}
+    for library, current in (("sb3", True), ("lit-sb3", False)):  # a checkpoint made before the field
+        scratch = run.scratch_dir(atari.name, library, 0)
+        scratch.mkdir(parents=True)
+        (scratch / "state.json").write_text(json.dumps({"curve": [], "settings": before}))
+        assert run.Run(atari, library, 0, None, scratch)._checkpoint_is_current() is current
+        assert scratch.exists() is current, "a stale checkpoint is deleted, not resumed"
 
 
 def test_records_of_other_settings_are_left_out_and_trained_again(

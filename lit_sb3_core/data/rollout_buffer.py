@@ -199,7 +199,8 @@ class RolloutBuffer:
 
     def full_batch(self) -> RolloutBatch:
         """The whole rollout as one batch in storage order (views, no copy): for updates that average over
-        every sample at once (A2C), where shuffling would only cost time."""
+        every sample at once (A2C), where shuffling would cost a copy of every field for a change in the
+        last bit of the gradients."""
         total = self.n_steps * self.n_envs
         return RolloutBatch(
             _flat_index(self.observations, slice(None)),
@@ -219,8 +220,9 @@ class RolloutBuffer:
         a ``generator`` draws it from that torch generator instead. The rollout is shuffled once (one
         gather per field) and minibatches are slices of it: a few large copies instead of six small gathers
         per minibatch. A ``batch_size`` that covers the rollout gives ``full_batch()``, unshuffled: losses
-        average over the samples, so their order does not matter (the shuffle is still drawn, as SB3
-        draws it, so numpy's generator stays where SB3's would be).
+        average over the samples, so their order changes only the rounding of the gradient sums (the last
+        bit; SB3 sums them permuted). The shuffle is still drawn, as SB3 draws it, so numpy's generator
+        stays where SB3's would be.
         """
         total = self.n_steps * self.n_envs
         batch_size = total if batch_size is None else batch_size

@@ -338,9 +338,16 @@ def test_dqn_on_atari_is_sb3s_run_bit_for_bit(game: str) -> None:
 def test_ppo_on_atari_equals_sb3s_run_to_rounding() -> None:
     """PPO with its CnnPolicy on Breakout, two envs, through each library's Atari stack: the shuffled
     minibatches of uint8 frames (gathered rows, scaled to [0, 1]) and 8 updates give SB3's weights within
-    float rounding. Not bit for bit: the gradients differ in the last bits (biases by ~1e-11 after one
-    update), and Adam's first steps turn that into up to ~2e-5 on weights whose gradient is near zero
-    (measured 1.1e-5 after these 8 updates, the same before and after the gather and scaling changes)."""
+    float rounding (measured 6.7e-7), and Adam's first steps magnify the last-bit differences on weights
+    whose gradient is near zero. Not bit for bit, for two reasons found on 2026-12-06 (with both made
+    SB3's, these weights are equal bit for bit, and A2C's below with its third):
+
+    * SB3 acts on the frames ``VecTransposeImage`` hands over, a transposed view (channels-last memory),
+      where torch's convolution takes another kernel than on lit-sb3's contiguous frames: the rollout's
+      values differ in the last bit, and so do the advantages. An accident of SB3's wrapper, not copied.
+    * lit-sb3's categorical log-probabilities are one ``log_softmax``; torch.distributions (SB3's) computes
+      ``logits - logsumexp``: ~8x the CPU time on a few rows (15 vs 2 us), a third of the values a bit
+      apart (``CategoricalDistribution``). Kept for speed."""
     pytest.importorskip("ale_py")
     import ale_py
     import gymnasium as gym
@@ -381,7 +388,9 @@ def test_a2c_on_seaquest_equals_sb3s_run_to_rounding() -> None:
     Seaquest is the game whose frames most depend on max-pooling colour frames before the grey conversion,
     as SB3 does; pooling grey frames instead (lit-sb3 before 2026-12-06) put the weights 2.0e-6 away.
     A2C's default, torch's RMSprop, divides by sqrt(v) + eps from v = 0, which turns the gradients'
-    last-bit differences (~2e-7 on the weights after one update) into 2-3e-2 after 50, on Breakout too."""
+    last-bit differences (~2e-7 on the weights after one update) into 2-3e-2 after 50, on Breakout too.
+    Those differences are the two of the PPO test above, and a third: lit-sb3 takes the whole rollout in
+    storage order, where SB3 permutes it, which changes the order of the heads' gradient sums."""
     pytest.importorskip("ale_py")
     import ale_py
     import gymnasium as gym

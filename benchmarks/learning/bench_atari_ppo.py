@@ -1,9 +1,11 @@
 """PPO on BreakoutNoFrameskip-v4 with rl-zoo3's Atari settings (8 envs): SB3 beside lit-sb3's options
 (issue 28, must-have 5): float32, the bf16 trunk (``NatureCNN(bf16=True)`` through
 ``policy_kwargs={"features_extractor_kwargs": {"bf16": True}}``), ``RLTrainer(precision="bf16-mixed")``
-(autocast over the whole training step), and envpool's C++ Atari stepping (``vectorization="envpool"``).
+(autocast over the whole training step), envpool's C++ Atari stepping (``vectorization="envpool"``), and
+float32 on SB3's contiguous memory layout (``features_extractor_kwargs={"channels_last": False}``; the
+default runs the convolutions channels-last).
 
-    taskset -c 0 nice python benchmarks/learning/bench_atari_ppo.py [--steps 4096] [--rounds 3]
+    taskset -c 0 nice python benchmarks/learning/bench_atari_ppo.py [--steps 4096] [--rounds 3] [--only ...]
 
 Every variant builds a fresh seeded model and learns ``--steps`` agent steps; the variants alternate in one
 process, round after round, and the median over rounds of the CPU seconds per 1,000 steps is printed
@@ -29,7 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: ``s
 Variant = Callable[[int], tuple[Callable[[], None], Callable[[], None]]]
 
 
-def _lit(steps: int, bf16: bool = False, vectorization: str = "sync", precision: str | None = None) -> tuple:
+def _lit(
+    steps: int,
+    bf16: bool = False,
+    vectorization: str = "sync",
+    precision: str | None = None,
+    channels_last: bool = True,
+) -> tuple:
     from suite.measure import make_env
 
     import lit_sb3
@@ -37,8 +45,10 @@ def _lit(steps: int, bf16: bool = False, vectorization: str = "sync", precision:
 
     case = by_name("ppo-breakout")
     kwargs = copy.deepcopy(case.hyperparams)
-    if bf16:
-        kwargs["policy_kwargs"] = {"features_extractor_kwargs": {"bf16": True}}
+    if bf16 or not channels_last:
+        kwargs["policy_kwargs"] = {
+            "features_extractor_kwargs": {"bf16": bf16, "channels_last": channels_last}
+        }
     source = case.env if vectorization == "envpool" else functools.partial(make_env, case.suite_case())
     datamodule = lit_sb3.RLEnvDataModule(
         train_env=source, n_envs=case.n_envs, seed=0, atari=True, vectorization=vectorization
@@ -70,6 +80,7 @@ def _sb3(steps: int) -> tuple:
 VARIANTS: dict[str, Variant] = {
     "SB3": _sb3,
     "lit-sb3 fp32": _lit,
+    "lit-sb3 fp32 contiguous": functools.partial(_lit, channels_last=False),
     "lit-sb3 bf16 trunk": functools.partial(_lit, bf16=True),
     "lit-sb3 precision=bf16-mixed": functools.partial(_lit, precision="bf16-mixed"),
     "lit-sb3 fp32 envpool": functools.partial(_lit, vectorization="envpool"),
@@ -83,14 +94,18 @@ def main() -> int:
     )
     parser.add_argument("--steps", type=int, default=4096)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", nargs="+", choices=list(VARIANTS), help="these variants (SB3 always runs)")
     args = parser.parse_args()
+    variants = {
+        name: VARIANTS[name] for name in VARIANTS if name == "SB3" or not args.only or name in args.only
+    }
     warnings.filterwarnings("ignore")
     import torch
 
     torch.set_num_threads(1)
-    cpu: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    cpu: dict[str, list[float]] = {name: [] for name in variants}
     for round_ in range(args.rounds):
-        for name, variant in VARIANTS.items():
+        for name, variant in variants.items():
             learn, close = variant(args.steps)
             start = time.process_time()
             learn()

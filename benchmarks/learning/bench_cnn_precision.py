@@ -18,9 +18,26 @@ Measured 2026-12-02 (2-core AMD EPYC Zen 4 with avx512_bf16, core 0, load ~8, 3 
     bf16+cl-in+w            1.68  1.32             74.1  2.41
 
 bf16 autocast alone is 2.5x on the update and 1.4x on the rollout forward; channels_last adds nothing to
-it (alone, in fp32, 1.14-1.47x between runs), so lit-sb3 ships the bf16 trunk (``NatureCNN(bf16=True)``)
-and no channels_last option. (An earlier wall-clock run of this script at load ~10 showed channels_last
-helping bf16: wall time under load measures the neighbours too.)
+it (alone, in fp32, 1.14-1.47x between runs), so lit-sb3 shipped the bf16 trunk (``NatureCNN(bf16=True)``)
+as an option. (An earlier wall-clock run of this script at load ~10 showed channels_last helping bf16:
+wall time under load measures the neighbours too.)
+
+Measured 2026-12-06 (2-core Intel Xeon @ 2.80GHz, avx512 without avx512_bf16, core 1 beside a nice-19
+ledger run, 3 rounds; CPU ms):
+
+    variant        fwd b8 cpu-ms     x  upd b256 cpu-ms     x
+    fp32                    3.79  1.00            242.3  1.00
+    bf16                    7.48  0.51            415.0  0.58
+    cl-in                   3.00  1.26            169.4  1.43
+    cl-in+w                 3.21  1.18            162.1  1.50
+    bf16+cl-in              8.32  0.46            408.8  0.59
+    bf16+cl-in+w            7.15  0.53            410.6  0.59
+
+Without native bf16 the bf16 trunk is emulated, 2x slower, while a channels-last input is 1.26x on the
+rollout and 1.43x on the update. Since then the float32 NatureCNN runs channels-last on the CPU by default
+(``NatureCNN(channels_last=True)``; the input alone: the weights add little on one CPU and cost on the
+other): 1.14x and 1.43x on the update, 0.97x and 1.26x on the rollout forward. The variants here set the
+layout themselves, on a NatureCNN built with ``channels_last=False``.
 """
 
 from __future__ import annotations
@@ -63,7 +80,8 @@ def main() -> int:
     from lit_sb3_core.nets.torch_layers import NatureCNN
 
     torch.manual_seed(0)
-    cnn = NatureCNN(spaces.Box(0, 255, (4, 84, 84), dtype="uint8"))
+    # The variants set the memory layout themselves (the default NatureCNN runs channels-last on the CPU).
+    cnn = NatureCNN(spaces.Box(0, 255, (4, 84, 84), dtype="uint8"), channels_last=False)
     heads = nn.Linear(512, 4 + 1)  # Breakout's 4 action logits and the value
     optimizer = torch.optim.Adam([*cnn.parameters(), *heads.parameters()], lr=2.5e-4)
     rollout = torch.randint(0, 256, (8, 4, 84, 84)).float() / 255.0

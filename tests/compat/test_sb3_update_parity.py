@@ -293,9 +293,10 @@ def test_continuous_control_runs_equal_sb3s_from_the_same_initial_weights(algo: 
 def test_dqn_on_atari_is_sb3s_run_bit_for_bit(game: str) -> None:
     """DQN with its CnnPolicy: lit-sb3's Atari stack (``RLEnvDataModule(atari=True)``) against SB3's
     ``make_atari_env`` + ``VecFrameStack(4)``, the replay buffer stored as the learning ledger stores it
-    (``optimize_memory_usage``). Same seed, Adam as SB3 builds it: every weight equal after 600 steps,
-    so a difference between the two libraries' Atari curves in benchmarks/learning is the fused Adam
-    kernel's rounding carried through a chaotic run, not another computation. Road Runner is the ledger's
+    (``optimize_memory_usage``). Same seed, Adam as SB3 builds it, NatureCNN on SB3's contiguous layout:
+    every weight equal after 600 steps, so a difference between the two libraries' Atari curves in
+    benchmarks/learning is the rounding of the fused Adam kernel (and, since 2026-12-06, of channels-last
+    convolutions) carried through a chaotic run, not another computation. Road Runner is the ledger's
     DQN game, and one whose frames depend on max-pooling colour frames before the grey conversion."""
     pytest.importorskip("ale_py")
     import ale_py
@@ -326,7 +327,9 @@ def test_dqn_on_atari_is_sb3s_run_bit_for_bit(game: str) -> None:
     )
     initial = {k: v.detach().clone() for k, v in theirs.policy.state_dict().items()}
     theirs.learn(total_timesteps=steps)
-    ours = lit_sb3.DQN("CnnPolicy", **kwargs)
+    # NatureCNN's contiguous layout, as SB3 trains it (lit-sb3's default, channels-last, rounds otherwise).
+    contiguous = {**kwargs["policy_kwargs"], "features_extractor_kwargs": {"channels_last": False}}
+    ours = lit_sb3.DQN("CnnPolicy", **{**kwargs, "policy_kwargs": contiguous})
     ours.learn(total_timesteps=steps, env=lit_sb3.RLEnvDataModule(train_env=game, atari=True, seed=SEED))
     sb3, lit = theirs.policy.state_dict(), ours.policy.state_dict()
     assert lit.keys() == sb3.keys()
@@ -338,16 +341,18 @@ def test_dqn_on_atari_is_sb3s_run_bit_for_bit(game: str) -> None:
 def test_ppo_on_atari_equals_sb3s_run_to_rounding() -> None:
     """PPO with its CnnPolicy on Breakout, two envs, through each library's Atari stack: the shuffled
     minibatches of uint8 frames (gathered rows, scaled to [0, 1]) and 8 updates give SB3's weights within
-    float rounding (measured 6.7e-7), and Adam's first steps magnify the last-bit differences on weights
-    whose gradient is near zero. Not bit for bit, for two reasons found on 2026-12-06 (with both made
-    SB3's, these weights are equal bit for bit, and A2C's below with its third):
+    float rounding (measured 6.0e-6; 6.7e-7 with ``channels_last=False``), and Adam's first steps magnify
+    the last-bit differences on weights whose gradient is near zero. Not bit for bit, for two reasons found
+    on 2026-12-06 (with both made SB3's, these weights are equal bit for bit, and A2C's below with its
+    third), both kept for speed:
 
-    * SB3 acts on the frames ``VecTransposeImage`` hands over, a transposed view (channels-last memory),
-      where torch's convolution takes another kernel than on lit-sb3's contiguous frames: the rollout's
-      values differ in the last bit, and so do the advantages. An accident of SB3's wrapper, not copied.
+    * The memory layout of the frames: SB3 acts on the transposed view ``VecTransposeImage`` hands over
+      (channels-last) and trains on contiguous copies; lit-sb3's NatureCNN runs channels-last throughout
+      (``NatureCNN(channels_last=True)``, 1.3x on this update), and torch's convolution rounds each layout
+      its own way.
     * lit-sb3's categorical log-probabilities are one ``log_softmax``; torch.distributions (SB3's) computes
       ``logits - logsumexp``: ~8x the CPU time on a few rows (15 vs 2 us), a third of the values a bit
-      apart (``CategoricalDistribution``). Kept for speed."""
+      apart (``CategoricalDistribution``)."""
     pytest.importorskip("ale_py")
     import ale_py
     import gymnasium as gym

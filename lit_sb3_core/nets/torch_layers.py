@@ -152,10 +152,11 @@ class NatureCNN(BaseFeaturesExtractor):
             batch-256 Atari update is ~2.5x cheaper (``benchmarks/learning/bench_cnn_precision.py``); on a
             CPU without it bf16 is emulated and slower. Off by default: SB3's float32 results.
         channels_last: lit-sb3 only. On the CPU, run the float32 convolutions on channels-last (NHWC)
-            memory, where oneDNN's kernels are faster: a batch-256 update 1.6x, a batch-16 rollout step
-            1.2x on an Intel Xeon (``benchmarks/learning/bench_cnn_precision.py``). The values differ from
-            the contiguous layout's in the last bits; ``False`` gives SB3's numbers bit for bit, as
-            ``optimizer_kwargs={"fused": False}`` does for Adam.
+            memory, where oneDNN's kernels are faster: PPO's batch-256 update 1.43x and its batch-8 rollout
+            forward 1.26x on an Intel Xeon, 1.14x and 0.97x on an AMD EPYC
+            (``benchmarks/learning/bench_cnn_precision.py``). The values differ from the contiguous
+            layout's in the last bits; ``False`` keeps SB3's layout, and so SB3's numbers bit for bit where
+            the rest is SB3's computation (DQN with ``optimizer_kwargs={"fused": False}``).
     """
 
     mode_free: ClassVar[bool] = True  # see ignores_training_mode

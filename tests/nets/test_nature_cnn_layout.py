@@ -1,7 +1,7 @@
 """``NatureCNN(channels_last=True)``, the default: on the CPU the float32 trunk runs its convolutions on
 channels-last memory (oneDNN's faster kernels: benchmarks/learning/bench_cnn_precision.py), which changes
-only the rounding; ``channels_last=False`` keeps SB3's contiguous layout and so SB3's numbers bit for bit
-(tests/compat/test_sb3_update_parity.py's DQN test trains that way).
+only the rounding; ``channels_last=False`` keeps SB3's contiguous layout, which the DQN test of
+tests/compat/test_sb3_update_parity.py needs to be SB3's run bit for bit.
 """
 
 from __future__ import annotations

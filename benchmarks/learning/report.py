@@ -37,7 +37,15 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from learning.cases import CASES, CHEAP_CPU_S, CHEAP_SEEDS, RETIRED, SEEDS, LearningCase  # noqa: E402
+from learning.cases import (  # noqa: E402
+    CASES,
+    CHEAP_CPU_S,
+    CHEAP_SEEDS,
+    MORE_SEEDS_WHY,
+    RETIRED,
+    SEEDS,
+    LearningCase,
+)
 
 LIBRARIES = ("sb3", "lit-sb3")
 LABELS = {"sb3": "SB3", "lit-sb3": "lit-sb3"}
@@ -306,7 +314,7 @@ def build(results: Path, out: Path) -> str:
     agg = aggregate(table, out / "curves")
     total = sum(len(v) for libs in records.values() for v in libs.values())
     expected = sum(len(case.seeds) for case in CASES) * len(LIBRARIES)
-    cheap = [case.name for case in CASES if len(case.seeds) > len(SEEDS)]
+    cheap = [case.name for case in CASES if len(case.seeds) > len(SEEDS) and case.name not in MORE_SEEDS_WHY]
     lines = [
         "# Learning ledger: lit-sb3 beside SB3 on Atari and MuJoCo",
         "",
@@ -324,6 +332,8 @@ def build(results: Path, out: Path) -> str:
         f"{', '.join(cheap) or 'none'}). Cells marked *partial* have fewer than {len(SEEDS)} seeds; their "
         "intervals are not yet meaningful.",
         "",
+        *(f"{name} runs {len(CHEAP_SEEDS)} seeds as well: {why}." for name, why in MORE_SEEDS_WHY.items()),
+        *([""] if MORE_SEEDS_WHY else []),
     ]
     if stale:
         lines += [

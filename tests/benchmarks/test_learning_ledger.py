@@ -477,3 +477,30 @@ def test_constant_policies_score_every_action_over_whole_games(learning: ModuleT
     assert list(scores) == ["NOOP", "FIRE", "RIGHT", "LEFT"]
     assert all(score >= 0.0 for score in scores.values())
     assert constant_policies.constant_scores("Breakout", games=1) == scores, "seeded: the same games again"
+
+
+def test_atari_bench_times_any_ledger_atari_case_beside_sb3(
+    learning: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bench_atari.py --case``: DQN on Road Runner with the case's replay settings and an earlier first
+    update, SB3 beside lit-sb3 on SB3's layout (the extractor's option merged into the case's policy_kwargs)."""
+    import torch
+    from learning import bench_atari
+
+    threads = torch.get_num_threads()
+    argv = ["--case", "dqn-roadrunner", "--steps", "300", "--learning-starts", "100", "--rounds", "1"]
+    try:
+        assert bench_atari.main([*argv, "--only", "lit-sb3 fp32 contiguous"]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    out = capsys.readouterr().out
+    assert out.startswith("dqn-roadrunner: dqn on RoadRunnerNoFrameskip-v4, 300 steps per run")
+    rows = [line for line in out.splitlines() if line.startswith(("| SB3 |", "| lit-sb3 fp32 contiguous |"))]
+    assert len(rows) == 2 and all(line.endswith("x |") for line in rows)
+    for bad, message in [
+        ("sac-hopper", "not a ledger Atari case"),
+        ("a2c-seaquest", "has no learning_starts"),
+    ]:
+        with pytest.raises(SystemExit):
+            bench_atari.main(["--case", bad, "--learning-starts", "100"])
+        assert message in capsys.readouterr().err

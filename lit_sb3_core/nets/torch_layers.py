@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import warnings
 from collections.abc import Iterator
 from typing import ClassVar
 
@@ -136,6 +137,29 @@ def _smallest_nature_input() -> int:
     return size
 
 
+def _cpu_has_native_bf16() -> bool:
+    """Whether this CPU computes bfloat16 in hardware (``avx512_bf16`` or AMX tiles). Without either, torch
+    emulates bf16 and NatureCNN's bf16 trunk runs slower than float32. A torch without the probes counts as
+    native (no warning rather than a wrong one)."""
+    names = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    probes = [getattr(torch.cpu, name, None) for name in names]
+    return any(probe is None or bool(probe()) for probe in probes)
+
+
+@functools.cache
+def _warn_if_bf16_is_emulated() -> None:
+    """Once per process: the bf16 trunk on a CPU that emulates bf16 is a slowdown, not the speed-up asked for."""
+    if not _cpu_has_native_bf16():
+        warnings.warn(
+            "NatureCNN(bf16=True) runs on a CPU without native bf16 (no avx512_bf16, no AMX): torch emulates "
+            "bf16 here, so the trunk is slower than float32 (PPO on Breakout 0.79x SB3's speed on such an "
+            "Intel Xeon, 1.54x on an AMD EPYC with avx512_bf16). Drop features_extractor_kwargs={'bf16': "
+            "True} on this machine: the float32 default runs channels-last and is faster.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+
 class NatureCNN(BaseFeaturesExtractor):
     """The convolutional trunk of DQN (Mnih et al., Nature 2015): three convolutions and a linear layer.
 
@@ -150,7 +174,8 @@ class NatureCNN(BaseFeaturesExtractor):
             under bfloat16 autocast on the observations' device and return float32 features, so the heads,
             distributions and losses stay float32. On a CPU with native bf16 (``avx512_bf16``/AMX) PPO's
             batch-256 Atari update is ~2.5x cheaper (``benchmarks/learning/bench_cnn_precision.py``); on a
-            CPU without it bf16 is emulated and slower. Off by default: SB3's float32 results.
+            CPU without it bf16 is emulated and slower, and a forward pass on such a CPU warns so (once
+            per process). Off by default: SB3's float32 results.
         channels_last: lit-sb3 only. On the CPU, run the float32 convolutions on channels-last (NHWC)
             memory, where oneDNN's kernels are faster: PPO's batch-256 update 1.43x and its batch-8 rollout
             forward 1.26x on an Intel Xeon, 1.14x and 0.97x on an AMD EPYC
@@ -207,6 +232,8 @@ class NatureCNN(BaseFeaturesExtractor):
             if self.channels_last and observations.device.type == "cpu":
                 observations = observations.contiguous(memory_format=torch.channels_last)
             return self.linear(self.cnn(observations))
+        if observations.device.type == "cpu" and not torch.compiler.is_compiling():
+            _warn_if_bf16_is_emulated()
         with torch.autocast(observations.device.type, dtype=torch.bfloat16):
             features = self.linear(self.cnn(observations))
         return features.float()

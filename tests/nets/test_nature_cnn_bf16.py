@@ -79,3 +79,31 @@ def test_ppo_cnn_policy_learns_the_same_with_a_bf16_trunk(tmp_path: object) -> N
                 loaded.predict(obs, deterministic=True)[0], model.predict(obs, deterministic=True)[0]
             )
     assert scores[False] >= 0.95 and scores[True] >= 0.95, scores  # chance is 0.5
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_bf16_trunk_warns_once_where_the_cpu_emulates_bf16(
+    native: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without avx512_bf16 or AMX torch emulates bf16 and the trunk is slower than float32: say so, once;
+    say nothing where bf16 is native, nor for the float32 trunk."""
+    import warnings
+
+    from lit_sb3_core.nets import torch_layers
+
+    monkeypatch.setattr(torch_layers, "_cpu_has_native_bf16", lambda: native)
+    torch_layers._warn_if_bf16_is_emulated.cache_clear()
+    obs = torch.rand(2, 4, 84, 84)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        NatureCNN(_SPACE)(obs)
+        bf16 = NatureCNN(_SPACE, bf16=True)
+        bf16(obs)
+        bf16(obs)
+    torch_layers._warn_if_bf16_is_emulated.cache_clear()  # the next caller probes the real CPU again
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    if native:
+        assert messages == []
+    else:
+        assert len(messages) == 1 and "CPU without native bf16" in messages[0]
+        assert "features_extractor_kwargs={'bf16': True}" in messages[0]

@@ -483,7 +483,8 @@ def test_atari_bench_times_any_ledger_atari_case_beside_sb3(
     learning: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``bench_atari.py --case``: DQN on Road Runner with the case's replay settings and an earlier first
-    update, SB3 beside lit-sb3 on SB3's layout (the extractor's option merged into the case's policy_kwargs)."""
+    update, SB3 beside lit-sb3 on SB3's layout; a case that is not Atari, or an on-policy one given
+    ``--learning-starts``, is refused by name."""
     import torch
     from learning import bench_atari
 

@@ -325,7 +325,9 @@ def build(results: Path, out: Path) -> str:
         "unclipped scores and sampled actions (rl-zoo3's Atari default: on the deterministic NoFrameskip-v4 "
         "emulator a deterministic policy replays a few games and a weak one presses one button, see "
         "`LearningCase.eval_deterministic`), each library on its own Atari stack: SB3 `AtariWrapper` + "
-        "`VecFrameStack(4)`, lit-sb3 `RLEnvDataModule(atari=True)`.",
+        "`VecFrameStack(4)`, lit-sb3 `RLEnvDataModule(atari=True)`; the same weights play the same games on "
+        "both (a test checks it; lit-sb3's a2c-seaquest and dqn-roadrunner records began the first game of "
+        "each point from the seed's second random no-op start instead of its first, an equally likely one).",
         "",
         f"**Records: {total} of {expected}** ({len(CASES)} cases x {len(LIBRARIES)} libraries x {len(SEEDS)} "
         f"seeds, {len(CHEAP_SEEDS)} for the cases that cost at most {CHEAP_CPU_S / 60:.0f} CPU-minutes a record: "

@@ -13,6 +13,7 @@ import functools
 import importlib
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from suite.cases import Case
@@ -235,8 +236,7 @@ class LitRun:
         datamodule = lit_sb3.RLEnvDataModule(
             test_env=functools.partial(make_env, self.case), seed=eval_seed(self.seed), atari=True
         )
-        env = datamodule.get_env("test")
-        env.reset(seed=eval_seed(self.seed))
+        env = _SeededFirstReset(datamodule.get_env("test"), eval_seed(self.seed))
         rewards, _ = lit_sb3.evaluate_policy(
             self.model, env, n_eval_episodes=n_games, deterministic=deterministic, return_episode_rewards=True
         )
@@ -245,6 +245,21 @@ class LitRun:
 
     def predict(self, observation: Any, **kwargs: Any) -> tuple[Any, Any]:
         return self.model.predict(observation, **kwargs)  # applies its own normalization statistics
+
+
+class _SeededFirstReset(gym.vector.VectorWrapper):
+    """Seeds the first reset, which ``evaluate_policy`` makes unseeded, as SB3's ``VecEnv.seed`` does: the
+    first game starts from the seed's no-op draw in both libraries, so their evaluations play the same games
+    with the same weights (a seeded reset before ``evaluate_policy`` is followed by its own, which starts the
+    first game from the next draw)."""
+
+    def __init__(self, env: Any, seed: int) -> None:
+        super().__init__(env)
+        self.first_seed: int | None = seed
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        seed, self.first_seed = (self.first_seed if seed is None else seed), None
+        return self.env.reset(seed=seed, options=options)
 
 
 def _sb3_atari_env(factory: Any, n_envs: int, seed: int) -> Any:

@@ -468,6 +468,22 @@ def test_an_evaluation_leaves_trainings_random_streams_where_they_were(learning:
     assert after[2] == untouched[2]
 
 
+def test_both_libraries_evaluate_the_same_weights_on_the_same_games(learning: ModuleType) -> None:
+    """An Atari evaluation point of either library plays the same game with the same weights: same env
+    stack, same seeded first reset (lit-sb3's once started its first game from the seed's second no-op
+    draw: 1,000 against SB3's 900 here), the whole game's unclipped score. DQN on Road Runner with
+    SB3's initial weights copied into lit-sb3's network, greedy actions."""
+    _needs("ale_py", "stable_baselines3")
+    from suite.libraries import LitRun, Sb3Run
+
+    case = next(case for case in learning.cases.CASES if case.name == "dqn-roadrunner").suite_case()
+    sb3, lit = Sb3Run(case, 0), LitRun(case, 0)
+    lit.learn(1)  # lit-sb3 builds its networks once it has seen the env
+    lit.model.policy.load_state_dict(sb3.model.policy.state_dict())
+    played = sb3.evaluate_games(1), lit.evaluate_games(1)
+    assert played[0] == played[1] == [900.0]
+
+
 def test_constant_policies_score_every_action_over_whole_games(learning: ModuleType) -> None:
     """The degenerate-policy floor: one whole Breakout game per held action (short games: ~2 s)."""
     _needs("ale_py")

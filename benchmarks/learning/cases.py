@@ -361,8 +361,8 @@ RETIRED: list[RetiredCase] = [
 # CI-sized cases for the tests: never part of the ledger (``--next`` skips them).
 TEST_CASES: list[LearningCase] = [
     LearningCase("test-ppo-cartpole", "ppo", "stable_baselines3:PPO", "CartPole-v1", steps=512, eval_every=256,
-                 zoo={"n_steps": 64, "batch_size": 64, "n_epochs": 2}, n_envs=2, eval_episodes=2,
-                 why="test only: a tiny PPO.", random_return=22.0),
+                 zoo={"n_steps": 64, "batch_size": 64, "n_epochs": 2, "learning_rate": "lin_0.05"}, n_envs=2,
+                 eval_episodes=2, why="test only: a tiny PPO, on a schedule over its budget.", random_return=22.0),
     LearningCase("test-dqn-cartpole", "dqn", "stable_baselines3:DQN", "CartPole-v1", steps=600, eval_every=200,
                  zoo={"learning_starts": 100, "buffer_size": 1_000, "train_freq": 4,
                       "policy_kwargs": {"net_arch": [32, 32]}},

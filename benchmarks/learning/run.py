@@ -384,7 +384,9 @@ class Run:
             print(f"[{self.case.name} {self.library} seed {self.seed}] resuming at step "
                   f"{self.side.num_timesteps:,} ({len(self.state['curve'])} points)", flush=True)  # fmt: skip
         if len(self.state["curve"]) < len(self.points):
-            self.side.learn(self.points[-1], self.side.callback(self.on_step), resume)
+            # Always the whole budget: schedules (DQN's exploration, linear learning rates) are fractions of
+            # it, so a run cut by --until is the same run; ``on_step`` stops it after its last kept point.
+            self.side.learn(self.case.steps, self.side.callback(self.on_step), resume)
             if self._next_point() is not None:  # the final point (or --until's, if learn ended there)
                 self._evaluate(self.side.num_timesteps)
         return self.record()

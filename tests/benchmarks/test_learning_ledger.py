@@ -115,6 +115,9 @@ def test_until_cuts_the_run_outside_the_ledger(tmp_path: Path) -> None:
     assert partial["complete"] is False and partial["until"] == 100
     assert len(partial["curve"]) == 1
     assert partial["curve"][0] == full["curve"][0], "--until reproduces the record's first evaluation point"
+    # and the training before it, which the learning rate's schedule over the whole budget steers (a run
+    # cut by --until once learned over the cut's steps: another schedule, other training episodes)
+    assert partial["train_curve"][0] == full["train_curve"][0]
     assert sorted(p.name for p in (tmp_path / "results").rglob("*.json")) == ["sb3-seed3.json"]
 
 

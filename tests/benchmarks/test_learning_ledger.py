@@ -479,7 +479,7 @@ def test_both_libraries_evaluate_the_same_weights_on_the_same_games(learning: Mo
     _needs("ale_py", "stable_baselines3")
     from suite.libraries import LitRun, Sb3Run
 
-    case = next(case for case in learning.cases.CASES if case.name == "dqn-roadrunner").suite_case()
+    case = learning.cases.by_name("dqn-roadrunner").suite_case()
     sb3, lit = Sb3Run(case, 0), LitRun(case, 0)
     lit.learn(1)  # lit-sb3 builds its networks once it has seen the env
     lit.model.policy.load_state_dict(sb3.model.policy.state_dict())

@@ -50,7 +50,7 @@ MORE_SEEDS_WHY: dict[str, str] = {
 # The record fields (``LearningCase.describe``) that define a run: a record made under other values is stale.
 # ``why``, ``zoo`` and ``overrides`` only explain ``hyperparams``.
 SETTINGS = (
-    "steps", "eval_every", "eval_episodes", "eval_deterministic", "n_envs", "policy", "atari", "atari_frames",
+    "budget", "eval_every", "eval_episodes", "eval_deterministic", "n_envs", "policy", "atari", "atari_frames",
     "normalize", "hyperparams",
 )  # fmt: skip
 
@@ -139,9 +139,12 @@ class LearningCase:
         """The settings (``SETTINGS``) in which ``record`` (or a checkpoint's saved settings) differs from
         this case now; empty when it was made as the case is now. A setting the record lacks is not compared,
         except ``eval_deterministic`` (records from before that field were all evaluated deterministically)
-        and a lit-sb3 Atari record's ``atari_frames`` (``LIT_SB3_ATARI_FRAMES_BEFORE`` until the field came)."""
+        and a lit-sb3 Atari record's ``atari_frames`` (``LIT_SB3_ATARI_FRAMES_BEFORE`` until the field came).
+        Checkpoints saved before ``budget`` was a setting hold the budget as ``steps``."""
         now = json.loads(json.dumps(self.describe()))  # as a record holds it: tuples as lists
         defaults: dict[str, Any] = {"eval_deterministic": True}
+        if "steps" in record:
+            defaults["budget"] = record["steps"]
         if self.atari and record.get("library") == "lit-sb3":
             defaults["atari_frames"] = LIT_SB3_ATARI_FRAMES_BEFORE
         saved = {**defaults, **record}
@@ -177,7 +180,7 @@ class LearningCase:
     def describe(self) -> dict[str, Any]:
         """The case's settings as a record stores them."""
         return {
-            "steps": self.steps,
+            "budget": self.steps,
             "eval_every": self.eval_every,
             "eval_episodes": self.eval_episodes,
             "eval_deterministic": self.eval_deterministic,

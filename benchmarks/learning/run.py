@@ -403,8 +403,7 @@ class Run:
             "env": case.env,
             "library": self.library,
             "seed": self.seed,
-            "steps": steps,
-            "budget": case.steps,
+            "steps": steps,  # what it trained: past the budget when a rollout overshoots, short of it when cut
             "complete": self.until is None,
             "until": self.until,
             "curve": self.state["curve"],

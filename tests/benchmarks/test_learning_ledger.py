@@ -113,6 +113,7 @@ def test_until_cuts_the_run_outside_the_ledger(tmp_path: Path) -> None:
         (tmp_path / "scratch" / "until" / "100" / "test-ppo-cartpole" / "sb3-seed3.json").read_text()
     )
     assert partial["complete"] is False and partial["until"] == 100
+    assert 100 <= partial["steps"] < partial["budget"] == full["budget"], "steps: what the cut run trained"
     assert len(partial["curve"]) == 1
     assert partial["curve"][0] == full["curve"][0], "--until reproduces the record's first evaluation point"
     # and the training before it, which the learning rate's schedule over the whole budget steers (a run
@@ -315,12 +316,12 @@ def test_records_of_other_settings_are_left_out_and_trained_again(
     results = tmp_path / "results"
     for library in ("sb3", "lit-sb3"):
         _synthetic(results, case, library, 0, 10.0)
-    for library, change in (("sb3", {"steps": 100_000, "eval_every": 10_000}), ("lit-sb3", {})):
+    for library, change in (("sb3", {"budget": 100_000, "eval_every": 10_000}), ("lit-sb3", {})):
         path = results / case.name / f"{library}-seed0.json"
         record = {**json.loads(path.read_text()), **json.loads(json.dumps(case.describe())), **change}
         path.write_text(json.dumps(record))
     assert case.stale_settings(json.loads((results / case.name / "sb3-seed0.json").read_text())) == [
-        "steps", "eval_every",
+        "budget", "eval_every",
     ]  # fmt: skip
     changed = {**case.describe(), "hyperparams": {**case.hyperparams, "ent_coef": 0.5}}
     assert case.stale_settings(changed) == ["hyperparams"]
@@ -333,7 +334,7 @@ def test_records_of_other_settings_are_left_out_and_trained_again(
     assert (
         "**1 record(s) left out" in text
         and f"{case.name} sb3 seed 0" in text
-        and "steps, eval_every)" in text
+        and "budget, eval_every)" in text
     )
     monkeypatch.setattr(run, "RESULTS", results)
     monkeypatch.setattr(run, "SCRATCH", tmp_path / "scratch")
@@ -352,8 +353,14 @@ def test_a_checkpoint_of_other_settings_is_not_resumed(
     case = learning.cases.by_name("test-ppo-cartpole")
     monkeypatch.setattr(run, "SCRATCH", tmp_path / "scratch")
     scratch = run.scratch_dir(case.name, "sb3", 0)
-    other = {**json.loads(json.dumps(case.describe())), "steps": 2 * case.steps}
-    for saved in ({"curve": [[case.eval_every, 1.0]], "settings": other}, {"curve": [[100, 1.0]]}):
+    now = json.loads(json.dumps(case.describe()))
+    other = {**now, "budget": 2 * case.steps}
+    before_budget = {**{k: v for k, v in now.items() if k != "budget"}, "steps": 2 * case.steps}
+    for saved in (
+        {"curve": [[case.eval_every, 1.0]], "settings": other},
+        {"curve": [[case.eval_every, 1.0]], "settings": before_budget},  # the budget saved as "steps"
+        {"curve": [[100, 1.0]]},
+    ):
         scratch.mkdir(parents=True, exist_ok=True)
         (scratch / "state.json").write_text(json.dumps({**saved, "seconds": 1e6, "cpu_seconds": 1e6}))
         record = run.Run(case, "sb3", 0, None, scratch).execute()

@@ -230,7 +230,8 @@ def aggregate(table: dict[str, dict[str, Any]], out: Path) -> dict[str, Any] | N
     fig, ax = plt.subplots(figsize=(6, 3.6), dpi=100)
     plot_utils.plot_performance_profiles(
         profiles, taus, performance_profile_cis=profile_cis, colors={LABELS[k]: COLORS[k] for k in LIBRARIES},
-        xlabel=r"SB3-normalized score $\tau$", ax=ax,
+        xlabel=r"SB3-normalized score $\tau$", ylabel=r"fraction of runs with score $> \tau$", ax=ax,
+        labelsize="medium", ticklabelsize="medium",  # rliable's x-large cut the y label off at this size
     )  # fmt: skip
     handles = [plt.Line2D([0], [0], color=COLORS[k]) for k in LIBRARIES]
     ax.legend(handles, [LABELS[k] for k in LIBRARIES], loc="upper right", fontsize=8)
@@ -331,8 +332,12 @@ def build(results: Path, out: Path) -> str:
         "",
         f"**Records: {total} of {expected}** ({len(CASES)} cases x {len(LIBRARIES)} libraries x {len(SEEDS)} "
         f"seeds, {len(CHEAP_SEEDS)} for the cases that cost at most {CHEAP_CPU_S / 60:.0f} CPU-minutes a record: "
-        f"{', '.join(cheap) or 'none'}). Cells marked *partial* have fewer than {len(SEEDS)} seeds; their "
-        "intervals are not yet meaningful.",
+        f"{', '.join(cheap) or 'none'})."
+        + (
+            f" Cells marked *partial* have fewer than {len(SEEDS)} seeds; their intervals are not yet meaningful."
+            if total < expected
+            else ""
+        ),
         "",
         *(f"{name} runs {len(CHEAP_SEEDS)} seeds as well: {why}." for name, why in MORE_SEEDS_WHY.items()),
         *([""] if MORE_SEEDS_WHY else []),
